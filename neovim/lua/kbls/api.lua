@@ -1,0 +1,67 @@
+--- The `kb/*` requests of docs/protocol.md as one-line Lua functions.
+---
+--- One private funnel, `request`, finds the client and sends; each public function documents
+--- its params and returns a cancel function. Callbacks get `(err, result)`.
+local lsp = require("kbls.lsp")
+
+local M = {}
+
+--- Find the client for `opts.bufnr` (or take `opts.client`) and send `method`.
+---@param method string
+---@param params table|nil
+---@param cb fun(err: table|nil, result: any)
+---@param opts {bufnr?: integer, client?: vim.lsp.Client}|nil
+---@return fun() cancel
+local function request(method, params, cb, opts)
+  opts = opts or {}
+  local client, why = opts.client, nil
+  if not client then
+    client, why = lsp.client(opts.bufnr)
+  end
+  if not client then
+    cb({ code = -32603, message = "kbls: " .. tostring(why) }, nil)
+    return function() end
+  end
+  return lsp.request(client, method, params, cb, opts.bufnr)
+end
+
+--- Search the knowledge base.
+---@param params {query: string, limit?: integer, mode?: string, filters?: table, groupByFile?: boolean}
+---@param cb fun(err: table|nil, result: {hits: table[], tookMs: number, index: table}|nil)
+---@param opts {bufnr?: integer, client?: vim.lsp.Client}|nil
+---@return fun() cancel
+---@see docs/protocol.md `kb/search`
+function M.search(params, cb, opts)
+  return request("kb/search", params, cb, opts)
+end
+
+--- Notes related to a note, or to the chunk at a position.
+---@param params {uri: string, position?: {line: integer, character: integer}, limit?: integer}
+---@param cb fun(err: table|nil, result: {hits: table[]}|nil)
+---@param opts {bufnr?: integer, client?: vim.lsp.Client}|nil
+---@return fun() cancel
+---@see docs/protocol.md `kb/related`
+function M.related(params, cb, opts)
+  return request("kb/related", params, cb, opts)
+end
+
+--- The daemon's version, model and per-root stores.
+---@param cb fun(err: table|nil, result: table|nil)
+---@param opts {bufnr?: integer, client?: vim.lsp.Client}|nil
+---@return fun() cancel
+---@see docs/protocol.md `kb/status`
+function M.status(cb, opts)
+  return request("kb/status", vim.empty_dict(), cb, opts)
+end
+
+--- Queue a reindex.
+---@param params {force?: boolean, uris?: string[]}|nil
+---@param cb fun(err: table|nil, result: {queued: integer}|nil)
+---@param opts {bufnr?: integer, client?: vim.lsp.Client}|nil
+---@return fun() cancel
+---@see docs/protocol.md `kb/reindex`
+function M.reindex(params, cb, opts)
+  return request("kb/reindex", params or vim.empty_dict(), cb, opts)
+end
+
+return M

@@ -1,0 +1,192 @@
+--- kbls.nvim: Neovim client of the kbls knowledge-base language server.
+---
+--- Public API: `setup`, `attach`, `search`, `related`, `status`, `reindex`, `statusline`, and
+--- `api` (the raw `kb/*` requests). See `:help kbls`.
+local api = require("kbls.api")
+local config = require("kbls.config")
+local lsp = require("kbls.lsp")
+local search = require("kbls.search")
+local status = require("kbls.status")
+local ui = require("kbls.ui")
+
+local M = {}
+
+M.api = api
+
+local function notify(msg, level)
+  vim.notify("kbls: " .. msg, level or vim.log.levels.INFO, { title = "kbls" })
+end
+
+local function report(what, err)
+  if err and not search.is_cancelled(err) then
+    notify(("%s failed: %s"):format(what, type(err) == "table" and (err.message or vim.inspect(err)) or tostring(err)), vim.log.levels.ERROR)
+    return true
+  end
+  return err ~= nil
+end
+
+local function define_highlights()
+  for name, link in pairs({ KblsTitle = "Title", KblsBreadcrumb = "Comment", KblsPath = "Directory", KblsReason = "Comment" }) do
+    vim.api.nvim_set_hl(0, name, { link = link, default = true })
+  end
+end
+
+--- The daemon's executable, when `cmd` is a list.
+---@return string|nil exe
+local function executable()
+  local cmd = config.options.cmd
+  if type(cmd) ~= "table" then
+    return nil
+  end
+  return cmd[1]
+end
+
+--- Configure the plugin and start clients for buffers of the configured filetypes (including
+--- those already open, for lazy loading on `ft`).
+---@param opts table|nil see `:help kbls-configuration`
+function M.setup(opts)
+  config.setup(opts)
+  define_highlights()
+  local group = vim.api.nvim_create_augroup("kbls", { clear = true })
+  vim.api.nvim_create_autocmd("ColorScheme", { group = group, callback = define_highlights })
+  if config.options.auto_attach and #config.options.filetypes > 0 then
+    vim.api.nvim_create_autocmd("FileType", {
+      group = group,
+      pattern = config.options.filetypes,
+      callback = function(ev)
+        M.attach(ev.buf)
+      end,
+    })
+    for _, buf in ipairs(vim.api.nvim_list_bufs()) do
+      if vim.api.nvim_buf_is_loaded(buf) and vim.tbl_contains(config.options.filetypes, vim.bo[buf].filetype) then
+        M.attach(buf)
+      end
+    end
+  end
+end
+
+--- Start (or reuse) the client for the buffer's root and attach the buffer.
+---@param bufnr integer|nil default: current buffer
+---@return integer|nil client_id
+function M.attach(bufnr)
+  local exe = executable()
+  if exe and vim.fn.executable(exe) ~= 1 then
+    vim.notify_once(("kbls: %q is not executable; set `cmd` in require('kbls').setup()"):format(exe), vim.log.levels.ERROR)
+    return nil
+  end
+  return lsp.start(bufnr)
+end
+
+--- Search the knowledge base. With a live picker (telescope) the picker opens with `query` as
+--- its text; otherwise the query is asked with `vim.ui.input` when missing, sent once, and the
+--- hits shown with `vim.ui.select`.
+---@param query string|nil
+---@param opts {picker?: string, bufnr?: integer, search?: table}|nil `search` overrides the `search` options
+function M.search(query, opts)
+  opts = opts or {}
+  if query == "" then
+    query = nil
+  end
+  local picker = ui.picker(opts.picker)
+  if picker.live_search then
+    local popts = vim.tbl_extend("force", {}, opts, { query = query })
+    popts.picker = nil
+    return picker.live_search(popts)
+  end
+  if not query then
+    return vim.ui.input({ prompt = "kbls search: " }, function(input)
+      if input and vim.trim(input) ~= "" then
+        M.search(input, opts)
+      end
+    end)
+  end
+  local params = search.search_params(query, opts.search)
+  if not params then
+    return
+  end
+  api.search(params, function(err, result)
+    if report("search", err) then
+      return
+    end
+    local items = search.items(result and result.hits)
+    if #items == 0 then
+      return notify(("nothing found for %q"):format(query), vim.log.levels.WARN)
+    end
+    picker.show_hits(items, { title = "kbls: " .. query }, search.open)
+  end, { bufnr = opts.bufnr })
+end
+
+--- Notes related to the chunk under the cursor (or to the whole note with `whole = true`).
+--- The note itself is never listed.
+---@param opts {picker?: string, bufnr?: integer, whole?: boolean, limit?: integer}|nil
+function M.related(opts)
+  opts = opts or {}
+  local bufnr = (opts.bufnr == nil or opts.bufnr == 0) and vim.api.nvim_get_current_buf() or opts.bufnr
+  local position = nil
+  if not opts.whole and bufnr == vim.api.nvim_get_current_buf() then
+    position = { line = vim.api.nvim_win_get_cursor(0)[1] - 1, character = 0 }
+  end
+  local params = search.related_params(bufnr, position, opts.limit)
+  if not params then
+    return notify("the buffer has no file", vim.log.levels.WARN)
+  end
+  local picker = ui.picker(opts.picker)
+  api.related(params, function(err, result)
+    if report("related", err) then
+      return
+    end
+    local items = search.items(search.exclude_uri(result and result.hits or {}, params.uri))
+    if #items == 0 then
+      return notify("no related notes", vim.log.levels.WARN)
+    end
+    local name = vim.fn.fnamemodify(vim.api.nvim_buf_get_name(bufnr), ":t")
+    local popts = vim.tbl_extend("force", {}, opts, { title = "Related to " .. name })
+    popts.picker, popts.bufnr, popts.whole, popts.limit = nil, nil, nil, nil
+    picker.show_hits(items, popts, search.open)
+  end, { bufnr = bufnr })
+end
+
+--- Show `kb/status` (version, model, stores, errors) with `vim.notify`.
+---@param cb fun(result: table|nil, lines: string[]|nil)|nil also called with the result
+function M.status(cb)
+  api.status(function(err, result)
+    if report("status", err) then
+      return cb and cb(nil, nil)
+    end
+    local lines = status.lines(result or {})
+    notify(table.concat(lines, "\n"))
+    if cb then
+      cb(result, lines)
+    end
+  end)
+end
+
+--- Queue a reindex of every root (or of `uris`); progress appears as LSP progress.
+---@param opts {force?: boolean, uris?: string[]}|nil
+---@param cb fun(result: table|nil)|nil
+function M.reindex(opts, cb)
+  opts = opts or {}
+  local params = { force = opts.force and true or false }
+  if opts.uris then
+    params.uris = opts.uris
+  end
+  api.reindex(params, function(err, result)
+    if report("reindex", err) then
+      return cb and cb(nil)
+    end
+    notify(("%d file(s) queued for reindexing"):format(result and result.queued or 0))
+    if cb then
+      cb(result)
+    end
+  end)
+end
+
+--- Short index state for a statusline ("" when ready), from `kb/indexStatus` notifications.
+---@param bufnr integer|nil
+---@return string
+function M.statusline(bufnr)
+  local client = lsp.clients(bufnr or 0)[1] or lsp.clients()[1]
+  return client and status.short(lsp.index_status[client.id]) or ""
+end
+
+return M

@@ -1,0 +1,107 @@
+--- The Telescope picker: a thin layer over `kbls.search`.
+---
+--- Live search follows telescope's own `lsp_dynamic_workspace_symbols`: `finders.new_dynamic`
+--- whose `fn` sends `kb/search` (cancelling the request in flight) and waits on a plenary
+--- oneshot channel, `sorters.highlighter_only` because the server ranks, the picker's `debounce`
+--- option, and the grep previewer, which scrolls to `lnum` and highlights `lnum`..`lnend`.
+--- `<CR>`, `<C-x>`, `<C-v>` and `<C-t>` are telescope's default select actions, which read
+--- `filename`/`lnum`/`col` from the entries.
+local config = require("kbls.config")
+local search = require("kbls.search")
+
+local M = {}
+
+--- Whether telescope.nvim (and plenary.nvim) can be loaded.
+---@return boolean
+function M.available()
+  return (pcall(require, "telescope")) and (pcall(require, "plenary.async.control"))
+end
+
+local function deps()
+  if not M.available() then
+    error("kbls: telescope.nvim and plenary.nvim are needed for the telescope picker; set picker = \"select\" or install them", 0)
+  end
+  return {
+    pickers = require("telescope.pickers"),
+    finders = require("telescope.finders"),
+    sorters = require("telescope.sorters"),
+    conf = require("telescope.config").values,
+    channel = require("plenary.async.control").channel,
+  }
+end
+
+local function notify_error(what, err)
+  if err and not search.is_cancelled(err) then
+    vim.notify(("kbls: %s failed: %s"):format(what, err.message or vim.inspect(err)), vim.log.levels.ERROR)
+  end
+end
+
+--- Live search: every (debounced) keystroke sends `kb/search`.
+---@param opts table|nil telescope picker options, plus `query` (initial text), `bufnr`, `search` (overrides of the `search` options)
+function M.live_search(opts)
+  opts = vim.deepcopy(opts or {})
+  local t = deps()
+  local live = search.live({ bufnr = opts.bufnr, search = opts.search })
+  local finder = t.finders.new_dynamic({
+    entry_maker = opts.entry_maker or search.make_entry,
+    fn = function(prompt)
+      local tx, rx = t.channel.oneshot()
+      live:send(prompt, function(hits, err)
+        notify_error("search", err)
+        tx(hits)
+      end)
+      return rx()
+    end,
+  })
+  -- Closing the picker cancels the request still in flight.
+  local close = finder.close
+  finder.close = function(self)
+    live:close()
+    return close(self)
+  end
+  local query = opts.query
+  opts.query, opts.search = nil, nil
+  t.pickers
+    .new(opts, {
+      prompt_title = "kbls search",
+      default_text = query,
+      finder = finder,
+      sorter = t.sorters.highlighter_only(opts),
+      previewer = t.conf.grep_previewer(opts),
+      debounce = config.options.search.debounce,
+    })
+    :find()
+end
+
+--- Show a fixed list of items (related notes); `<CR>`/`<C-x>`/`<C-v>`/`<C-t>` open them.
+---@param items kbls.Item[]
+---@param options {title?: string}|nil
+---@param _ any the select picker's callback; telescope's actions open the file themselves
+function M.show_hits(items, options, _)
+  options = vim.deepcopy(options or {})
+  local t = deps()
+  local title = options.title or "kbls"
+  options.title = nil
+  t.pickers
+    .new(options, {
+      prompt_title = title,
+      finder = t.finders.new_table({
+        results = vim.tbl_map(function(item)
+          return item.hit
+        end, items),
+        entry_maker = search.make_entry,
+      }),
+      sorter = t.conf.generic_sorter(options),
+      previewer = t.conf.grep_previewer(options),
+    })
+    :find()
+end
+
+--- Notes related to the cursor (or the whole note with `whole = true`) in a picker.
+---@param opts table|nil picker options, plus `bufnr`, `whole`
+function M.related(opts)
+  opts = opts or {}
+  require("kbls").related(vim.tbl_extend("force", opts, { picker = "telescope" }))
+end
+
+return M

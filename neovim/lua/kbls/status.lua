@@ -1,0 +1,62 @@
+--- Text for `kb/status` (`:KbStatus`, the health check) and the short statusline string.
+local M = {}
+
+local function human_bytes(n)
+  if type(n) ~= "number" then
+    return "?"
+  end
+  local units = { "B", "KiB", "MiB", "GiB", "TiB" }
+  local i = 1
+  while n >= 1024 and i < #units do
+    n = n / 1024
+    i = i + 1
+  end
+  return i == 1 and ("%d %s"):format(n, units[i]) or ("%.1f %s"):format(n, units[i])
+end
+M.human_bytes = human_bytes
+
+local function s(v)
+  if v == nil or v == vim.NIL then
+    return "?"
+  end
+  return tostring(v)
+end
+
+--- Lines describing a `kb/status` result.
+---@param st table
+---@return string[]
+function M.lines(st)
+  local lines = {
+    ("kbls %s — %s, queue %s"):format(s(st.version), s(st.state), s(st.queue)),
+    ("model: %s (dimension %s)"):format(s(st.model), s(st.dimension)),
+    ("embedded since start: %s, reused: %s"):format(s(st.embeddedSinceStart), s(st.reusedSinceStart)),
+  }
+  for _, root in ipairs(type(st.roots) == "table" and st.roots or {}) do
+    local path = type(root.uri) == "string" and vim.uri_to_fname(root.uri) or s(root.uri)
+    lines[#lines + 1] = ("root %s: %s files, %s chunks"):format(path, s(root.files), s(root.chunks))
+    lines[#lines + 1] = ("  store: %s (%s)"):format(s(root.store), human_bytes(root.storeBytes))
+    if type(root.sqlite) == "table" then
+      lines[#lines + 1] = ("  sqlite: %s %s, vec %s"):format(s(root.sqlite.module), s(root.sqlite.version), s(root.sqlite.vec))
+    end
+    for _, e in ipairs(type(root.errors) == "table" and root.errors or {}) do
+      lines[#lines + 1] = ("  error: %s: %s"):format(s(e.path), s(e.reason))
+    end
+  end
+  return lines
+end
+
+--- A short index state for a statusline, e.g. "kb: indexing (12)"; "" when ready or unknown.
+---@param index table|nil a `kb/indexStatus` or `IndexInfo`
+---@return string
+function M.short(index)
+  if type(index) ~= "table" or index.state == nil or index.state == "ready" then
+    return ""
+  end
+  local pending = tonumber(index.pending) or 0
+  if pending > 0 then
+    return ("kb: %s (%d)"):format(index.state, pending)
+  end
+  return "kb: " .. index.state
+end
+
+return M

@@ -1,0 +1,28 @@
+-- Temporary workspaces of markdown notes for tests.
+local M = {}
+
+--- Write `files` ({ ["rel/path.md"] = "text" }) under a new temp folder; returns its real path.
+---@param files table<string, string>
+---@return string root
+function M.create(files)
+  local root = vim.fn.tempname()
+  vim.fn.mkdir(root, "p")
+  root = vim.uv.fs_realpath(root)
+  for rel, text in pairs(files or {}) do
+    local path = root .. "/" .. rel
+    vim.fn.mkdir(vim.fs.dirname(path), "p")
+    local f = assert(io.open(path, "w"))
+    f:write(text)
+    f:close()
+  end
+  return root
+end
+
+--- Remove a workspace.
+function M.remove(root)
+  if root and root ~= "" and root ~= "/" then
+    vim.fn.delete(root, "rf")
+  end
+end
+
+return M

@@ -1,0 +1,52 @@
+local status = require("kbls.status")
+
+describe("kbls.status", function()
+  local st = {
+    version = "0.1.0",
+    state = "ready",
+    queue = 0,
+    model = "sentence-transformers/all-MiniLM-L6-v2 (int8, bundled)",
+    dimension = 384,
+    embeddedSinceStart = 12,
+    reusedSinceStart = 340,
+    roots = {
+      {
+        uri = "file:///home/me/notes",
+        store = "/home/me/.cache/kbls/notes-3f2a9c1b",
+        storeBytes = 5242880,
+        files = 210,
+        chunks = 1432,
+        sqlite = { module = "sqlean", version = "3.50.4", vec = "v0.1.9" },
+        errors = { { path = "broken.md", reason = "invalid UTF-8 at byte 12" } },
+      },
+    },
+  }
+
+  it("describes version, model, roots, stores and errors", function()
+    local text = table.concat(status.lines(st), "\n")
+    assert.matches("kbls 0.1.0", text, 1, true)
+    assert.matches("all-MiniLM-L6-v2", text, 1, true)
+    assert.matches("root /home/me/notes: 210 files, 1432 chunks", text, 1, true)
+    assert.matches("store: /home/me/.cache/kbls/notes-3f2a9c1b (5.0 MiB)", text, 1, true)
+    assert.matches("error: broken.md: invalid UTF-8 at byte 12", text, 1, true)
+  end)
+
+  it("tolerates missing fields and JSON nulls", function()
+    local lines = status.lines({ state = "loading", model = vim.NIL })
+    assert.matches("kbls %? — loading", lines[1])
+    assert.matches("model: %?", lines[2])
+  end)
+
+  it("formats sizes", function()
+    assert.equals("512 B", status.human_bytes(512))
+    assert.equals("1.5 KiB", status.human_bytes(1536))
+    assert.equals("?", status.human_bytes(nil))
+  end)
+
+  it("gives a short statusline string, empty when ready", function()
+    assert.equals("", status.short(nil))
+    assert.equals("", status.short({ state = "ready", pending = 0 }))
+    assert.equals("kb: indexing (12)", status.short({ state = "indexing", pending = 12 }))
+    assert.equals("kb: loading", status.short({ state = "loading", pending = 0 }))
+  end)
+end)

@@ -1,0 +1,198 @@
+"""Heading-aware chunking bounded by the embedding model's own token count.
+
+A chunk never spans two sections unless both are tiny; each carries its breadcrumb
+(`Title > Section > Subsection`) and 0-based inclusive line range. The embedded text is the
+breadcrumb, a blank line and the body, and is verified against the model's tokenizer, so the
+model never silently truncates a chunk. Fenced code blocks stay whole where they fit.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Protocol, Sequence
+
+from kbls.config import ChunkConfig
+from kbls.parse import ParsedNote, Section
+
+BREADCRUMB_SEP = " > "
+
+
+class TokenCounter(Protocol):
+    max_tokens: int
+    passage_prefix: str
+
+    def count_tokens(self, texts: Sequence[str]) -> list[int]: ...
+
+    def split_by_tokens(self, text: str, budget: int) -> list[tuple[int, int]]: ...
+
+
+@dataclass(frozen=True)
+class Chunk:
+    start_line: int
+    end_line: int
+    breadcrumb: str
+    body: str
+    #: what the model embeds (without any model-specific passage prefix).
+    text: str
+    #: hash of `text`: decides whether a chunk must be embedded again.
+    hash: str
+    tokens: int
+
+
+@dataclass
+class _Piece:
+    start_line: int
+    end_line: int
+    text: str
+    tokens: int  # without special tokens
+
+
+def text_hash(text: str) -> str:
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
+
+
+def embedded_text(breadcrumb: str, body: str) -> str:
+    return f"{breadcrumb}\n\n{body}"
+
+
+class Chunker:
+    """Turns parsed notes into chunks that fit one model's token budget."""
+
+    def __init__(self, counter: TokenCounter, config: ChunkConfig | None = None) -> None:
+        self.counter = counter
+        self.config = config or ChunkConfig()
+        self._specials = counter.count_tokens([""])[0]
+        prefix = counter.passage_prefix
+        self._prefix_tokens = counter.count_tokens([prefix])[0] - self._specials if prefix else 0
+        #: tokens available for breadcrumb + body of one chunk.
+        self.budget = min(self.config.max_tokens, counter.max_tokens) - self._specials - self._prefix_tokens
+
+    def _count(self, texts: list[str]) -> list[int]:
+        return [n - self._specials for n in self.counter.count_tokens(texts)]
+
+    def _pieces(self, section: Section, room: int) -> list[_Piece]:
+        blocks = section.blocks
+        counts = self._count([b.text for b in blocks])
+        pieces: list[_Piece] = []
+        for block, tokens in zip(blocks, counts):
+            if tokens <= room:
+                pieces.append(_Piece(block.start_line, block.end_line, block.text, tokens))
+                continue
+            lines = block.text.split("\n")
+            line_counts = self._count(lines)
+            for offset, (line, line_tokens) in enumerate(zip(lines, line_counts)):
+                number = block.start_line + offset
+                if not line.strip():
+                    continue
+                if line_tokens <= room:
+                    pieces.append(_Piece(number, number, line, line_tokens))
+                    continue
+                # One line over budget (minified text, a huge table row): split by tokens.
+                for start, end in self.counter.split_by_tokens(line, max(room - 2, 1)):
+                    part = line[start:end]
+                    if part.strip():
+                        pieces.append(_Piece(number, number, part, self._count([part])[0]))
+        return pieces
+
+    def _pack(self, pieces: list[_Piece], room: int) -> list[list[_Piece]]:
+        groups: list[list[_Piece]] = []
+        current: list[_Piece] = []
+        used = 0
+        for piece in pieces:
+            cost = piece.tokens + (1 if current else 0)
+            if current and used + cost > room:
+                groups.append(current)
+                overlap = self._overlap(current, room - piece.tokens)
+                current = overlap
+                used = sum(p.tokens + 1 for p in overlap)
+            current.append(piece)
+            used += piece.tokens + (1 if len(current) > 1 else 0)
+        if current:
+            groups.append(current)
+        return groups
+
+    def _overlap(self, previous: list[_Piece], room: int) -> list[_Piece]:
+        """Trailing whole pieces of the previous chunk, within the overlap budget."""
+        limit = min(self.config.overlap_tokens, room - 1)
+        taken: list[_Piece] = []
+        total = 0
+        for piece in reversed(previous[1:]):
+            if total + piece.tokens + 1 > limit:
+                break
+            taken.insert(0, piece)
+            total += piece.tokens + 1
+        return taken
+
+    def chunk(self, note: ParsedNote) -> list[Chunk]:
+        """Chunks of `note`, in document order."""
+        drafts: list[tuple[list[str], list[_Piece]]] = []
+        for section in note.sections:
+            crumb = [note.title, *section.headings]
+            crumb_tokens = self._count([BREADCRUMB_SEP.join(crumb) + "\n\n"])[0]
+            if crumb_tokens > self.budget // 3:
+                # Absurdly long or deep headings must not crowd out the body.
+                crumb = [crumb[0][:60], crumb[-1][:60]] if len(crumb) > 1 else [crumb[0][:60]]
+                crumb_tokens = self._count([BREADCRUMB_SEP.join(crumb) + "\n\n"])[0]
+            room = max(self.budget - crumb_tokens, 8)
+            for group in self._pack(self._pieces(section, room), room):
+                drafts.append((crumb, group))
+        drafts = self._merge_tiny(drafts)
+        return self._finish(drafts)
+
+    def _merge_tiny(self, drafts: list[tuple[list[str], list[_Piece]]]) -> list[tuple[list[str], list[_Piece]]]:
+        """Merge a tiny section's lone chunk into the next section's first chunk when it fits."""
+        merged: list[tuple[list[str], list[_Piece]]] = []
+        for crumb, group in drafts:
+            if merged:
+                prev_crumb, prev_group = merged[-1]
+                prev_tokens = sum(p.tokens + 1 for p in prev_group)
+                tokens = sum(p.tokens + 1 for p in group)
+                different_section = prev_crumb != crumb
+                tiny = prev_tokens < self.config.min_tokens or tokens < self.config.min_tokens
+                common = _common_prefix(prev_crumb, crumb)
+                crumb_tokens = len(BREADCRUMB_SEP.join(common).split()) * 2 + 2
+                if different_section and tiny and prev_tokens + tokens + crumb_tokens <= self.budget:
+                    merged[-1] = (common, prev_group + group)
+                    continue
+            merged.append((crumb, group))
+        return merged
+
+    def _finish(self, drafts: list[tuple[list[str], list[_Piece]]]) -> list[Chunk]:
+        chunks: list[Chunk] = []
+        texts = []
+        for crumb, group in drafts:
+            breadcrumb = BREADCRUMB_SEP.join(crumb)
+            body = "\n".join(p.text for p in group)
+            texts.append(embedded_text(breadcrumb, body))
+        counts = self.counter.count_tokens([self.counter.passage_prefix + t for t in texts]) if texts else []
+        limit = min(self.config.max_tokens, self.counter.max_tokens)
+        for (crumb, group), text, tokens in zip(drafts, texts, counts):
+            if tokens > limit and len(group) > 1:
+                # Token counts are not exactly additive; split the rare overshoot in two.
+                half = len(group) // 2
+                chunks.extend(self._finish([(crumb, group[:half]), (crumb, group[half:])]))
+                continue
+            breadcrumb = BREADCRUMB_SEP.join(crumb)
+            body = "\n".join(p.text for p in group)
+            chunks.append(
+                Chunk(
+                    start_line=min(p.start_line for p in group),
+                    end_line=max(p.end_line for p in group),
+                    breadcrumb=breadcrumb,
+                    body=body,
+                    text=text,
+                    hash=text_hash(text),
+                    tokens=tokens,
+                )
+            )
+        return chunks
+
+
+def _common_prefix(a: list[str], b: list[str]) -> list[str]:
+    out = []
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        out.append(x)
+    return out or a[:1]

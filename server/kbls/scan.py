@@ -1,0 +1,144 @@
+"""Find the files of a workspace root that should be indexed.
+
+Include/exclude patterns are gitignore-style (pathspec). `.git/`, `node_modules/`, the store
+directory and whatever the root's `.gitignore` files ignore are always excluded. Symlinks are
+followed only when they resolve inside the root; directories are not followed through symlinks,
+so a symlink loop cannot trap the walk.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import pathspec
+
+from kbls.config import CONFIG_FILE, Config
+from kbls.errors import OutsideRootError
+
+ALWAYS_SKIPPED_DIRS = {".git", "node_modules", ".hg", ".svn", "__pycache__", ".venv"}
+
+
+@dataclass(frozen=True)
+class Candidate:
+    rel_path: str  # posix, relative to the root
+    abs_path: Path
+    size: int
+    mtime_ns: int
+    problem: str | None = None  # set when the file is listed but must be skipped
+
+
+class Scanner:
+    """Applies one root's include/exclude rules to a walk or to single paths."""
+
+    def __init__(self, root: Path, config: Config, store_dir: Path) -> None:
+        self.root = root.resolve()
+        self.config = config
+        self.store_dir = store_dir.resolve()
+        self._include = pathspec.GitIgnoreSpec.from_lines(config.include)
+        self._exclude = pathspec.GitIgnoreSpec.from_lines(config.exclude)
+        self._gitignores: dict[str, pathspec.GitIgnoreSpec | None] = {}
+
+    # -- rules -------------------------------------------------------------------------------
+    def relative(self, path: Path) -> str:
+        """The root-relative posix path; refuses anything outside the root without reading it."""
+        absolute = Path(os.path.abspath(path))
+        try:
+            rel = absolute.relative_to(self.root)
+        except ValueError:
+            raise OutsideRootError(f"{path} is outside the workspace root {self.root}") from None
+        if any(part == ".." for part in rel.parts):
+            raise OutsideRootError(f"{path} is outside the workspace root {self.root}")
+        return rel.as_posix()
+
+    def _gitignore(self, rel_dir: str) -> pathspec.GitIgnoreSpec | None:
+        if rel_dir not in self._gitignores:
+            path = self.root / rel_dir / ".gitignore"
+            spec = None
+            if self.config.respect_gitignore and path.is_file():
+                try:
+                    spec = pathspec.GitIgnoreSpec.from_lines(path.read_text(encoding="utf-8", errors="replace").splitlines())
+                except OSError:
+                    spec = None
+            self._gitignores[rel_dir] = spec
+        return self._gitignores[rel_dir]
+
+    def _ignored_by_git(self, rel_path: str, is_dir: bool) -> bool:
+        parts = rel_path.split("/")
+        for depth in range(len(parts)):
+            base = "/".join(parts[:depth])
+            spec = self._gitignore(base)
+            if spec is None:
+                continue
+            sub = "/".join(parts[depth:]) + ("/" if is_dir else "")
+            if spec.match_file(sub):
+                return True
+        return False
+
+    def _dir_excluded(self, rel_dir: str, abs_dir: Path) -> bool:
+        name = rel_dir.rsplit("/", 1)[-1]
+        if name in ALWAYS_SKIPPED_DIRS:
+            return True
+        if abs_dir == self.store_dir:
+            return True
+        if self._exclude.match_file(rel_dir + "/"):
+            return True
+        return self._ignored_by_git(rel_dir, is_dir=True)
+
+    def wanted(self, rel_path: str) -> bool:
+        """Whether a root-relative file path is indexed under the rules (no disk access)."""
+        if rel_path == CONFIG_FILE or not self._include.match_file(rel_path):
+            return False
+        if self._exclude.match_file(rel_path):
+            return False
+        parts = rel_path.split("/")
+        if any(p in ALWAYS_SKIPPED_DIRS for p in parts[:-1]):
+            return False
+        abs_parent = (self.root / rel_path).parent
+        if abs_parent == self.store_dir or self.store_dir in abs_parent.parents:
+            return False
+        return not self._ignored_by_git(rel_path, is_dir=False)
+
+    # -- disk --------------------------------------------------------------------------------
+    def candidate(self, rel_path: str) -> Candidate | None:
+        """Stat one wanted file; None when it does not exist (any more)."""
+        abs_path = self.root / rel_path
+        try:
+            if abs_path.is_symlink():
+                target = Path(os.path.realpath(abs_path))
+                if target != self.root and self.root not in target.parents:
+                    return Candidate(rel_path, abs_path, 0, 0, "symlink points outside the workspace root")
+            st = abs_path.stat()
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            return Candidate(rel_path, abs_path, 0, 0, f"cannot stat: {exc.strerror or exc}")
+        if not abs_path.is_file():
+            return None
+        return Candidate(rel_path, abs_path, st.st_size, st.st_mtime_ns)
+
+    def walk(self) -> list[Candidate]:
+        """Every wanted file under the root, sorted by path."""
+        found: list[Candidate] = []
+        for dirpath, dirnames, filenames in os.walk(self.root, followlinks=False):
+            abs_dir = Path(dirpath)
+            rel_dir = "" if abs_dir == self.root else abs_dir.relative_to(self.root).as_posix()
+            dirnames[:] = sorted(
+                d for d in dirnames
+                if not self._dir_excluded(f"{rel_dir}/{d}" if rel_dir else d, abs_dir / d)
+            )
+            for name in filenames:
+                rel = f"{rel_dir}/{name}" if rel_dir else name
+                if "\n" in rel or "\r" in rel:
+                    continue  # a name no editor URI or log line can carry faithfully
+                try:
+                    rel.encode("utf-8")
+                except UnicodeEncodeError:
+                    continue  # a non-UTF-8 name (surrogate-escaped by os.walk)
+                if self.wanted(rel):
+                    candidate = self.candidate(rel)
+                    if candidate is not None:
+                        found.append(candidate)
+        found.sort(key=lambda c: c.rel_path)
+        return found

@@ -1,0 +1,38 @@
+"""A short excerpt of a chunk for result lists: the line that best matches the query."""
+
+from __future__ import annotations
+
+import re
+
+SNIPPET_CHARS = 200
+_FENCE_OR_RULE = re.compile(r"^\s*(```|~~~|---+\s*$|===+\s*$)")
+
+
+def make_snippet(body: str, terms: list[str], width: int = SNIPPET_CHARS) -> str:
+    """The best-matching line (or the first content line) and what follows, up to `width`."""
+    lines = [l for l in body.split("\n") if l.strip() and not _FENCE_OR_RULE.match(l)]
+    if not lines:
+        return ""
+    best = 0
+    content = [i for i, l in enumerate(lines) if not l.lstrip().startswith("#")]
+    if content:
+        best = content[0]
+    if terms:
+        def hits(line: str) -> int:
+            lowered = line.lower()
+            return sum(1 for t in terms if t in lowered)
+
+        scores = [hits(l) for l in lines]
+        if max(scores) > 0:
+            best = max(range(len(lines)), key=lambda i: (scores[i], -i))
+    text = " ".join(" ".join(lines[best:]).split())
+    line = " ".join(lines[best].split())
+    if terms and len(line) > width:
+        lowered = line.lower()
+        first = min((lowered.find(t) for t in terms if t in lowered), default=0)
+        start = max(0, first - width // 3)
+        text = ("…" if start else "") + line[start:]
+    if len(text) > width:
+        cut = text[:width].rsplit(" ", 1)[0] if " " in text[:width] else text[:width]
+        text = cut + "…"
+    return text

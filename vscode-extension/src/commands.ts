@@ -1,0 +1,111 @@
+// The KB: commands. Each is a thin wrapper over the client and the pickers.
+import * as path from "node:path";
+import * as vscode from "vscode";
+import type { KbClient } from "./client";
+import { showRelatedPicker, showSearchPicker } from "./pickerUi";
+import * as kb from "./protocol";
+import { formatStatusMarkdown } from "./statusModel";
+
+export const Commands = {
+  search: "kbls.search",
+  related: "kbls.related",
+  reindex: "kbls.reindex",
+  showStatus: "kbls.showStatus",
+  restartServer: "kbls.restartServer",
+} as const;
+
+const STATUS_SCHEME = "kbls-status";
+
+/** KB: Show Status renders into a read-only markdown document. */
+class StatusDocuments implements vscode.TextDocumentContentProvider {
+  private readonly changed = new vscode.EventEmitter<vscode.Uri>();
+  readonly onDidChange = this.changed.event;
+  content = "";
+  readonly uri = vscode.Uri.from({ scheme: STATUS_SCHEME, path: "/kbls status.md" });
+
+  provideTextDocumentContent(): string {
+    return this.content;
+  }
+
+  update(content: string): void {
+    this.content = content;
+    this.changed.fire(this.uri);
+  }
+
+  dispose(): void {
+    this.changed.dispose();
+  }
+}
+
+function settings(): { debounceMs: number; limit: number } {
+  const c = vscode.workspace.getConfiguration("kbls");
+  return { debounceMs: c.get<number>("search.debounceMs", 150), limit: c.get<number>("search.limit", 20) };
+}
+
+export function registerCommands(context: vscode.ExtensionContext, kbClient: KbClient): void {
+  const statusDocs = new StatusDocuments();
+  const sender = async (): Promise<kb.RequestSender | undefined> => kbClient.ready();
+
+  context.subscriptions.push(
+    statusDocs,
+    vscode.workspace.registerTextDocumentContentProvider(STATUS_SCHEME, statusDocs),
+
+    vscode.commands.registerCommand(Commands.search, async (initialQuery?: unknown) => {
+      const { debounceMs, limit } = settings();
+      await showSearchPicker(sender, {
+        debounceMs,
+        limit,
+        initialQuery: typeof initialQuery === "string" ? initialQuery : undefined,
+      });
+    }),
+
+    vscode.commands.registerCommand(Commands.related, async (arg?: unknown) => {
+      const editor = vscode.window.activeTextEditor;
+      const uri = arg instanceof vscode.Uri ? arg : editor?.document.uri;
+      if (!uri || uri.scheme !== "file") {
+        void vscode.window.showInformationMessage("KB: Related Notes works on a note that is open in the editor.");
+        return;
+      }
+      const sameDoc = editor && editor.document.uri.toString() === uri.toString();
+      const position = sameDoc ? editor.selection.active : undefined;
+      const label = path.basename(uri.fsPath) + (position ? ` (line ${position.line + 1})` : "");
+      await showRelatedPicker(sender, { uri, position, limit: settings().limit, label });
+    }),
+
+    vscode.commands.registerCommand(Commands.reindex, async () => {
+      const client = await kbClient.ready();
+      if (!client) return;
+      try {
+        const result = await kb.reindex(client, { force: true });
+        void vscode.window.showInformationMessage(
+          `KB: reindexing — ${result.queued} ${result.queued === 1 ? "file" : "files"} queued.`,
+        );
+      } catch (err) {
+        void vscode.window.showErrorMessage(`KB: reindex failed: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    }),
+
+    vscode.commands.registerCommand(Commands.showStatus, async () => {
+      if (kbClient.notFound) {
+        await kbClient.showNotFound(kbClient.notFound);
+        return;
+      }
+      const client = await kbClient.ready();
+      if (!client) return;
+      const result = await kbClient.refreshStatus();
+      if (!result) {
+        void vscode.window.showErrorMessage("KB: the server did not answer kb/status. See the kbls output.");
+        return;
+      }
+      statusDocs.update(formatStatusMarkdown(result, { command: kbClient.command?.display }));
+      const doc = await vscode.workspace.openTextDocument(statusDocs.uri);
+      await vscode.languages.setTextDocumentLanguage(doc, "markdown");
+      await vscode.window.showTextDocument(doc, { preview: true });
+    }),
+
+    vscode.commands.registerCommand(Commands.restartServer, async () => {
+      const client = await kbClient.restart();
+      if (client) void vscode.window.setStatusBarMessage("KB: server restarted", 3000);
+    }),
+  );
+}

@@ -1,0 +1,177 @@
+// The QuickPick for KB: Search and KB: Related Notes. The logic (debounce, cancellation,
+// formatting) lives in `searchPicker.ts`; this file only talks to VS Code.
+import * as vscode from "vscode";
+import * as kb from "./protocol";
+import { emptyMessage, hitsToItems, SearchController, selectionForRange, type HitItem } from "./searchPicker";
+
+type Item = vscode.QuickPickItem & { hit?: kb.Hit };
+
+const openToSide: vscode.QuickInputButton = {
+  iconPath: new vscode.ThemeIcon("split-horizontal"),
+  tooltip: "Open to the Side",
+};
+
+function toItems(items: HitItem[]): Item[] {
+  return items.map((i) => ({ ...i, buttons: [openToSide] }));
+}
+
+function placeholderItem(label: string): Item {
+  return { label, alwaysShow: true };
+}
+
+/** Opens a hit with its chunk selected (cursor on the chunk's first line) and revealed. */
+export async function openHit(hit: kb.Hit, options: { side?: boolean; preserveFocus?: boolean } = {}): Promise<vscode.TextEditor> {
+  const uri = vscode.Uri.parse(hit.uri);
+  const doc = await vscode.workspace.openTextDocument(uri);
+  const editor = await vscode.window.showTextDocument(doc, {
+    viewColumn: options.side ? vscode.ViewColumn.Beside : undefined,
+    preserveFocus: options.preserveFocus ?? false,
+    preview: !options.side,
+  });
+  const sel = selectionForRange(hit.range);
+  const anchor = doc.validatePosition(new vscode.Position(sel.anchor.line, sel.anchor.character));
+  const active = doc.validatePosition(new vscode.Position(sel.active.line, sel.active.character));
+  editor.selection = new vscode.Selection(anchor, active);
+  editor.revealRange(new vscode.Range(active, anchor), vscode.TextEditorRevealType.InCenterIfOutsideViewport);
+  return editor;
+}
+
+interface PickerSetup {
+  title: string;
+  placeholder: string;
+  showReasons: boolean;
+}
+
+function createPicker(setup: PickerSetup): vscode.QuickPick<Item> {
+  const qp = vscode.window.createQuickPick<Item>();
+  qp.title = setup.title;
+  qp.placeholder = setup.placeholder;
+  // The server ranks: VS Code must neither filter the hits by their text nor re-sort them.
+  qp.matchOnDescription = false;
+  qp.matchOnDetail = false;
+  qp.ignoreFocusOut = false;
+  return qp;
+}
+
+function wireOpen(qp: vscode.QuickPick<Item>, disposables: vscode.Disposable[]): void {
+  disposables.push(
+    qp.onDidAccept(() => {
+      const hit = qp.selectedItems[0]?.hit ?? qp.activeItems[0]?.hit;
+      if (!hit) return;
+      qp.hide();
+      void openHit(hit).catch((err) => vscode.window.showErrorMessage(`kbls: cannot open ${hit.path}: ${String(err)}`));
+    }),
+    qp.onDidTriggerItemButton((e) => {
+      const hit = e.item.hit;
+      if (hit) void openHit(hit, { side: true, preserveFocus: true });
+    }),
+  );
+}
+
+export interface SearchPickerOptions {
+  initialQuery?: string;
+  debounceMs: number;
+  limit: number;
+}
+
+/** KB: Search — queries as you type. Resolves when the picker closes. */
+export function showSearchPicker(sender: () => Promise<kb.RequestSender | undefined>, options: SearchPickerOptions): Promise<void> {
+  const qp = createPicker({
+    title: "KB: Search",
+    placeholder: "Search notes — tag:NAME, path:GLOB and type:NAME narrow the search",
+    showReasons: false,
+  });
+  const disposables: vscode.Disposable[] = [];
+  let lastIndexState: string | undefined;
+  const controller = new SearchController<kb.SearchResult>({
+    debounceMs: options.debounceMs,
+    async run(query, token) {
+      const conn = await sender();
+      if (!conn) throw new Error("The kbls server is not running.");
+      return kb.search(conn, { query, limit: options.limit }, token);
+    },
+    onResults(query, result) {
+      lastIndexState = result.index?.state;
+      qp.items = result.hits.length > 0 ? toItems(hitsToItems(result.hits)) : [placeholderItem(emptyMessage(query, lastIndexState))];
+    },
+    onCleared() {
+      qp.items = [placeholderItem(emptyMessage(""))];
+    },
+    onError(_query, err) {
+      qp.items = [placeholderItem(`Search failed: ${err instanceof Error ? err.message : String(err)}`)];
+    },
+    onBusy(busy) {
+      qp.busy = busy;
+    },
+  });
+  wireOpen(qp, disposables);
+  disposables.push(qp.onDidChangeValue((v) => controller.update(v)));
+
+  return new Promise<void>((resolve) => {
+    disposables.push(
+      qp.onDidHide(() => {
+        controller.dispose();
+        for (const d of disposables) d.dispose();
+        qp.dispose();
+        resolve();
+      }),
+    );
+    qp.items = [placeholderItem(emptyMessage(""))];
+    if (options.initialQuery) {
+      qp.value = options.initialQuery;
+      void controller.runNow(options.initialQuery);
+    }
+    qp.show();
+  });
+}
+
+export interface RelatedPickerOptions {
+  uri: vscode.Uri;
+  position?: vscode.Position;
+  limit: number;
+  label: string;
+}
+
+/** KB: Related Notes — the same picker, filled once from `kb/related`. */
+export async function showRelatedPicker(
+  sender: () => Promise<kb.RequestSender | undefined>,
+  options: RelatedPickerOptions,
+): Promise<void> {
+  const qp = createPicker({
+    title: `KB: Related Notes — ${options.label}`,
+    placeholder: "Notes related to this one (the server ranks them; type to filter)",
+    showReasons: true,
+  });
+  const disposables: vscode.Disposable[] = [];
+  const cts = new vscode.CancellationTokenSource();
+  wireOpen(qp, disposables);
+  const closed = new Promise<void>((resolve) => {
+    disposables.push(
+      qp.onDidHide(() => {
+        cts.cancel();
+        for (const d of disposables) d.dispose();
+        cts.dispose();
+        qp.dispose();
+        resolve();
+      }),
+    );
+  });
+  qp.busy = true;
+  qp.show();
+  try {
+    const conn = await sender();
+    if (!conn) throw new Error("The kbls server is not running.");
+    const params: kb.RelatedParams = { uri: options.uri.toString(), limit: options.limit };
+    if (options.position) params.position = { line: options.position.line, character: options.position.character };
+    const result = await kb.related(conn, params, cts.token);
+    qp.items =
+      result.hits.length > 0
+        ? toItems(hitsToItems(result.hits, { showReasons: true }))
+        : [placeholderItem(emptyMessage("related notes", result.index?.state).replace('for "related notes"', "related to this note"))];
+  } catch (err) {
+    if (!kb.isCancellation(err)) qp.items = [placeholderItem(`Related notes failed: ${err instanceof Error ? err.message : String(err)}`)];
+  } finally {
+    qp.busy = false;
+  }
+  return closed;
+}

@@ -1,0 +1,221 @@
+// The logic behind KB: Search and KB: Related Notes, free of `vscode` so node:test covers it:
+// turning hits into picker items, and a controller that debounces typing, cancels superseded
+// requests and never lets an older answer replace a newer one. `pickerUi.ts` wires it to a
+// QuickPick.
+import { CancellationSource } from "./cancellation";
+import { isCancellation, MAX_QUERY_LENGTH, type CancellationTokenLike, type Hit, type Range } from "./protocol";
+
+export interface HitItem {
+  label: string;
+  description: string;
+  detail: string;
+  /** The server ranks; the picker must not hide a hit because its label does not match. */
+  alwaysShow: true;
+  hit: Hit;
+}
+
+export interface FormatOptions {
+  /** Maximum characters of the snippet shown as the item's detail. */
+  maxDetail?: number;
+  /** Prefix the detail with the hit's `reasons` (KB: Related Notes). */
+  showReasons?: boolean;
+}
+
+const DEFAULT_MAX_DETAIL = 220;
+
+/** Collapses whitespace (snippets span lines) and cuts at a word boundary with an ellipsis. */
+export function oneLine(text: string, max: number): string {
+  const flat = text.replace(/\s+/g, " ").trim();
+  if (flat.length <= max) return flat;
+  const cut = flat.slice(0, Math.max(1, max - 1));
+  const space = cut.lastIndexOf(" ");
+  const head = space > max * 0.6 ? cut.slice(0, space) : cut;
+  return head.replace(/[\s.,;:…-]+$/, "") + "…";
+}
+
+export function basename(path: string): string {
+  const parts = path.split(/[\\/]/);
+  return parts[parts.length - 1] || path;
+}
+
+/**
+ * The breadcrumb below the title: "Borrowing > Mutable references" under the title "Borrowing"
+ * becomes "Mutable references". Returns "" when the breadcrumb adds nothing.
+ */
+export function sectionOf(title: string, breadcrumb: string): string {
+  const crumb = breadcrumb.trim();
+  if (!crumb || crumb === title) return "";
+  for (const sep of [" > ", " › "]) {
+    const prefix = title + sep;
+    if (crumb.startsWith(prefix)) return crumb.slice(prefix.length);
+  }
+  return crumb;
+}
+
+/** The breadcrumb as shown: sections joined with " › ". */
+export function prettyCrumb(crumb: string): string {
+  return crumb.split(/\s+>\s+/).join(" › ");
+}
+
+export function hitToItem(hit: Hit, options: FormatOptions = {}): HitItem {
+  const maxDetail = options.maxDetail ?? DEFAULT_MAX_DETAIL;
+  const title = hit.title?.trim() || basename(hit.path || hit.uri);
+  const section = prettyCrumb(sectionOf(title, hit.breadcrumb ?? ""));
+  const where = hit.path || hit.uri;
+  const more = hit.more > 0 ? ` (+${hit.more} more)` : "";
+  const description = (section ? `§ ${section} — ${where}` : where) + more;
+  let detail = oneLine(hit.snippet ?? "", maxDetail);
+  if (options.showReasons && hit.reasons && hit.reasons.length > 0) {
+    const why = hit.reasons.join("; ");
+    detail = detail ? `${why} — ${detail}` : why;
+    detail = oneLine(detail, maxDetail + why.length);
+  }
+  return { label: title, description, detail, alwaysShow: true, hit };
+}
+
+export function hitsToItems(hits: readonly Hit[], options: FormatOptions = {}): HitItem[] {
+  return hits.map((h) => hitToItem(h, options));
+}
+
+/**
+ * Where the editor goes for a hit: the chunk's range is selected with the cursor at its first
+ * line (the anchor sits at the end), so "Ln N" shows the chunk's heading line.
+ */
+export interface TargetSelection {
+  anchor: { line: number; character: number };
+  active: { line: number; character: number };
+}
+
+export function selectionForRange(range: Range): TargetSelection {
+  const start = { line: Math.max(0, range.start.line), character: Math.max(0, range.start.character) };
+  let end = { line: Math.max(start.line, range.end.line), character: Math.max(0, range.end.character) };
+  if (end.line === start.line && end.character < start.character) end = { ...start };
+  return { anchor: end, active: start };
+}
+
+/** What the picker shows when there are no hits to show. */
+export function emptyMessage(query: string, indexState?: string): string {
+  if (!query.trim()) return "Type to search your notes (tag:NAME, path:GLOB and type:NAME narrow it)";
+  if (indexState === "loading") return `No results for "${query}" yet — the model is still loading`;
+  if (indexState === "indexing") return `No results for "${query}" yet — indexing is in progress`;
+  return `No results for "${query}"`;
+}
+
+/** Trims a query to what the server accepts; syntax such as `tag:` passes through untouched. */
+export function normalizeQuery(raw: string): string {
+  const q = raw.trim();
+  return q.length > MAX_QUERY_LENGTH ? q.slice(0, MAX_QUERY_LENGTH) : q;
+}
+
+export interface Timers {
+  setTimeout(fn: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
+const realTimers: Timers = {
+  setTimeout: (fn, ms) => setTimeout(fn, ms),
+  clearTimeout: (h) => clearTimeout(h as ReturnType<typeof setTimeout>),
+};
+
+export interface SearchControllerOptions<R> {
+  debounceMs: number;
+  /** Runs one query; must honour the token (the controller cancels superseded queries). */
+  run(query: string, token: CancellationTokenLike): Promise<R>;
+  /** The answer to the latest query. Never called for a superseded one. */
+  onResults(query: string, result: R): void;
+  /** The query was emptied: show the prompt instead of results. */
+  onCleared?(): void;
+  onError?(query: string, error: unknown): void;
+  onBusy?(busy: boolean): void;
+  timers?: Timers;
+}
+
+/**
+ * Debounces queries and keeps only the newest one alive: every new keystroke cancels the request
+ * in flight and any answer that arrives for an older query is dropped, so results never flicker
+ * back to what was typed before.
+ */
+export class SearchController<R> {
+  private generation = 0;
+  private timer: unknown;
+  private inFlight: CancellationSource | undefined;
+  private disposed = false;
+  private readonly timers: Timers;
+  /** Number of requests actually started (for tests and tracing). */
+  started = 0;
+  /** The query whose results are on screen. */
+  shownQuery: string | undefined;
+
+  constructor(private readonly options: SearchControllerOptions<R>) {
+    this.timers = options.timers ?? realTimers;
+  }
+
+  /** Called on every change of the input. */
+  update(raw: string): void {
+    if (this.disposed) return;
+    const query = normalizeQuery(raw);
+    const generation = ++this.generation;
+    this.cancelPending();
+    if (!query) {
+      this.shownQuery = undefined;
+      this.options.onBusy?.(false);
+      this.options.onCleared?.();
+      return;
+    }
+    this.options.onBusy?.(true);
+    this.timer = this.timers.setTimeout(() => {
+      this.timer = undefined;
+      void this.fire(generation, query);
+    }, this.options.debounceMs);
+  }
+
+  /** Runs the query now (no debounce), e.g. for an initial value. */
+  runNow(raw: string): Promise<void> {
+    if (this.disposed) return Promise.resolve();
+    const query = normalizeQuery(raw);
+    const generation = ++this.generation;
+    this.cancelPending();
+    if (!query) {
+      this.options.onCleared?.();
+      return Promise.resolve();
+    }
+    this.options.onBusy?.(true);
+    return this.fire(generation, query);
+  }
+
+  private async fire(generation: number, query: string): Promise<void> {
+    if (this.disposed || generation !== this.generation) return;
+    const source = new CancellationSource();
+    this.inFlight = source;
+    this.started++;
+    try {
+      const result = await this.options.run(query, source.token);
+      if (this.disposed || generation !== this.generation || source.isCancelled) return;
+      this.shownQuery = query;
+      this.options.onResults(query, result);
+    } catch (err) {
+      if (this.disposed || generation !== this.generation || source.isCancelled || isCancellation(err)) return;
+      this.options.onError?.(query, err);
+    } finally {
+      if (this.inFlight === source) this.inFlight = undefined;
+      source.dispose();
+      if (!this.disposed && generation === this.generation) this.options.onBusy?.(false);
+    }
+  }
+
+  private cancelPending(): void {
+    if (this.timer !== undefined) {
+      this.timers.clearTimeout(this.timer);
+      this.timer = undefined;
+    }
+    if (this.inFlight) {
+      this.inFlight.cancel();
+      this.inFlight = undefined;
+    }
+  }
+
+  dispose(): void {
+    this.disposed = true;
+    this.cancelPending();
+  }
+}
