@@ -1,0 +1,286 @@
+// Unit tests of the picker logic: formatting hits and the debounce/cancel/no-flicker controller.
+const test = require("node:test");
+const assert = require("node:assert/strict");
+const { hitToItem, hitsToItems, oneLine, sectionOf, selectionForRange, emptyMessage, normalizeQuery, SearchController } =
+  require("../../out/searchPicker.js");
+const { isCancellation } = require("../../out/protocol.js");
+
+function hit(over = {}) {
+  return {
+    uri: "file:///notes/rust/borrowing.md",
+    path: "rust/borrowing.md",
+    root: "file:///notes",
+    range: { start: { line: 12, character: 0 }, end: { line: 31, character: 0 } },
+    title: "Borrowing",
+    breadcrumb: "Borrowing > Mutable references",
+    snippet: "…you can have only one\n  mutable reference to a particular piece of data…",
+    score: 0.0325,
+    signals: { semantic: 1, lexical: 3 },
+    reasons: [],
+    more: 0,
+    ...over,
+  };
+}
+
+test("hitToItem shows title, breadcrumb section and path, snippet as one-line detail", () => {
+  const item = hitToItem(hit());
+  assert.equal(item.label, "Borrowing");
+  assert.equal(item.description, "§ Mutable references — rust/borrowing.md");
+  assert.equal(item.detail, "…you can have only one mutable reference to a particular piece of data…");
+  assert.equal(item.alwaysShow, true);
+  assert.equal(item.hit.path, "rust/borrowing.md");
+});
+
+test("hitToItem: breadcrumb equal to the title shows only the path", () => {
+  const item = hitToItem(hit({ breadcrumb: "Borrowing" }));
+  assert.equal(item.description, "rust/borrowing.md");
+});
+
+test("hitToItem: deep breadcrumbs are joined with ›, foreign breadcrumbs kept whole", () => {
+  assert.equal(hitToItem(hit({ breadcrumb: "Borrowing > A > B" })).description, "§ A › B — rust/borrowing.md");
+  assert.equal(hitToItem(hit({ breadcrumb: "Other > X" })).description, "§ Other › X — rust/borrowing.md");
+});
+
+test("hitToItem: empty title falls back to the file name; folded hits say how many", () => {
+  const item = hitToItem(hit({ title: "", breadcrumb: "", more: 2 }));
+  assert.equal(item.label, "borrowing.md");
+  assert.equal(item.description, "rust/borrowing.md (+2 more)");
+});
+
+test("hitToItem: related hits carry their reasons before the snippet", () => {
+  const item = hitToItem(hit({ reasons: ["links here", "shared tags: rust"] }), { showReasons: true });
+  assert.match(item.detail, /^links here; shared tags: rust — …you can have/);
+  assert.doesNotMatch(hitToItem(hit({ reasons: ["links here"] })).detail, /links here/);
+});
+
+test("oneLine collapses whitespace and cuts long text at a word with an ellipsis", () => {
+  assert.equal(oneLine("  a\n\n b\tc ", 100), "a b c");
+  const long = "word ".repeat(100);
+  const cut = oneLine(long, 50);
+  assert.ok(cut.length <= 50, cut);
+  assert.ok(cut.endsWith("…"));
+  assert.ok(!cut.includes("wor…"), "cuts at a word boundary");
+});
+
+test("sectionOf strips the title from the breadcrumb", () => {
+  assert.equal(sectionOf("T", "T > S"), "S");
+  assert.equal(sectionOf("T", "T"), "");
+  assert.equal(sectionOf("T", ""), "");
+});
+
+test("selectionForRange puts the cursor on the chunk's first line and selects the chunk", () => {
+  const sel = selectionForRange({ start: { line: 12, character: 0 }, end: { line: 32, character: 0 } });
+  assert.deepEqual(sel.active, { line: 12, character: 0 });
+  assert.deepEqual(sel.anchor, { line: 32, character: 0 });
+  const bad = selectionForRange({ start: { line: 5, character: 3 }, end: { line: 2, character: 0 } });
+  assert.deepEqual(bad.anchor, { line: 5, character: 3 });
+});
+
+test("emptyMessage explains an empty list, mentioning query syntax and index state", () => {
+  assert.match(emptyMessage(""), /tag:NAME/);
+  assert.match(emptyMessage("x", "indexing"), /indexing/);
+  assert.equal(emptyMessage("x", "ready"), 'No results for "x"');
+});
+
+test("normalizeQuery trims, keeps query syntax and caps at 4096 characters", () => {
+  assert.equal(normalizeQuery("  tag:rust path:notes/** owner  "), "tag:rust path:notes/** owner");
+  assert.equal(normalizeQuery("x".repeat(5000)).length, 4096);
+});
+
+test("hitsToItems keeps the server's order", () => {
+  const items = hitsToItems([hit({ title: "B" }), hit({ title: "A" }), hit({ title: "C" })]);
+  assert.deepEqual(items.map((i) => i.label), ["B", "A", "C"]);
+});
+
+// --- SearchController -------------------------------------------------------------------------
+
+/** Manual timers so the debounce is deterministic. */
+function fakeTimers() {
+  let next = 1;
+  const pending = new Map();
+  return {
+    setTimeout(fn, ms) {
+      const id = next++;
+      pending.set(id, { fn, ms });
+      return id;
+    },
+    clearTimeout(id) {
+      pending.delete(id);
+    },
+    flush() {
+      const all = [...pending.values()];
+      pending.clear();
+      for (const t of all) t.fn();
+    },
+    get size() {
+      return pending.size;
+    },
+  };
+}
+
+function deferred() {
+  let resolve, reject;
+  const promise = new Promise((res, rej) => ((resolve = res), (reject = rej)));
+  return { promise, resolve, reject };
+}
+
+const tick = () => new Promise((r) => setImmediate(r));
+
+function makeController(overrides = {}) {
+  const timers = fakeTimers();
+  const calls = [];
+  const shown = [];
+  const busy = [];
+  const errors = [];
+  let cleared = 0;
+  const controller = new SearchController({
+    debounceMs: 150,
+    timers,
+    run(query, token) {
+      const d = deferred();
+      calls.push({ query, token, d });
+      token.onCancellationRequested(() => d.reject(Object.assign(new Error("cancelled"), { code: -32800 })));
+      return d.promise;
+    },
+    onResults: (q, r) => shown.push([q, r]),
+    onCleared: () => cleared++,
+    onError: (q, e) => errors.push([q, e]),
+    onBusy: (b) => busy.push(b),
+    ...overrides,
+  });
+  return { controller, timers, calls, shown, busy, errors, cleared: () => cleared };
+}
+
+test("typing is debounced: only the last value of a burst is sent", async () => {
+  const t = makeController();
+  for (const v of ["o", "ow", "own", "owne", "owner"]) t.controller.update(v);
+  assert.equal(t.calls.length, 0, "nothing sent before the debounce fires");
+  assert.equal(t.timers.size, 1, "one timer pending");
+  t.timers.flush();
+  assert.deepEqual(t.calls.map((c) => c.query), ["owner"]);
+  t.calls[0].d.resolve({ hits: ["h"] });
+  await tick();
+  assert.deepEqual(t.shown, [["owner", { hits: ["h"] }]]);
+  assert.equal(t.busy.at(-1), false);
+});
+
+test("a new query cancels the request in flight", async () => {
+  const t = makeController();
+  t.controller.update("first");
+  t.timers.flush();
+  const first = t.calls[0];
+  assert.equal(first.token.isCancellationRequested, false);
+  t.controller.update("second");
+  assert.equal(first.token.isCancellationRequested, true, "superseded request cancelled at the keystroke");
+  t.timers.flush();
+  t.calls[1].d.resolve({ hits: [2] });
+  await tick();
+  assert.deepEqual(t.shown.map((s) => s[0]), ["second"]);
+  assert.equal(t.errors.length, 0, "a cancellation is not an error");
+});
+
+test("results never flicker back: a late answer to an older query is dropped", async () => {
+  // A server that ignores cancellation and answers the old query after the new one.
+  const t = makeController({
+    run(query) {
+      const d = deferred();
+      t.calls.push({ query, d });
+      return d.promise;
+    },
+  });
+  t.controller.update("old");
+  t.timers.flush();
+  t.controller.update("new");
+  t.timers.flush();
+  t.calls[1].d.resolve("new-results");
+  await tick();
+  t.calls[0].d.resolve("old-results");
+  await tick();
+  assert.deepEqual(t.shown, [["new", "new-results"]]);
+  assert.equal(t.controller.shownQuery, "new");
+});
+
+test("an older answer arriving first is dropped too, and busy stays on until the newest answers", async () => {
+  const t = makeController({
+    run(query) {
+      const d = deferred();
+      t.calls.push({ query, d });
+      return d.promise;
+    },
+  });
+  t.controller.update("a");
+  t.timers.flush();
+  t.controller.update("ab");
+  t.timers.flush();
+  t.calls[0].d.resolve("a-results");
+  await tick();
+  assert.deepEqual(t.shown, []);
+  assert.equal(t.busy.at(-1), true);
+  t.calls[1].d.resolve("ab-results");
+  await tick();
+  assert.deepEqual(t.shown, [["ab", "ab-results"]]);
+  assert.equal(t.busy.at(-1), false);
+});
+
+test("clearing the input cancels everything and shows the prompt", async () => {
+  const t = makeController();
+  t.controller.update("x");
+  t.timers.flush();
+  t.controller.update("   ");
+  assert.equal(t.calls[0].token.isCancellationRequested, true);
+  assert.equal(t.cleared(), 1);
+  assert.equal(t.timers.size, 0);
+  t.calls[0].d.resolve("late");
+  await tick();
+  assert.deepEqual(t.shown, []);
+});
+
+test("errors of the current query are reported, of a superseded one are not", async () => {
+  const t = makeController({
+    run(query) {
+      const d = deferred();
+      t.calls.push({ query, d });
+      return d.promise;
+    },
+  });
+  t.controller.update("bad");
+  t.timers.flush();
+  t.calls[0].d.reject(new Error("boom"));
+  await tick();
+  assert.equal(t.errors.length, 1);
+  assert.equal(t.errors[0][0], "bad");
+  t.controller.update("old");
+  t.timers.flush();
+  t.controller.update("new");
+  t.calls[1].d.reject(new Error("late boom"));
+  await tick();
+  assert.equal(t.errors.length, 1);
+});
+
+test("runNow skips the debounce (initial query) and dispose stops everything", async () => {
+  const t = makeController();
+  const done = t.controller.runNow("now");
+  assert.deepEqual(t.calls.map((c) => c.query), ["now"]);
+  t.calls[0].d.resolve("r");
+  await done;
+  assert.deepEqual(t.shown, [["now", "r"]]);
+  t.controller.update("more");
+  t.controller.dispose();
+  assert.equal(t.timers.size, 0);
+  t.controller.update("after");
+  assert.equal(t.timers.size, 0);
+});
+
+test("query syntax passes through to the server untouched", async () => {
+  const t = makeController();
+  t.controller.update("tag:rust path:notes/** who owns");
+  t.timers.flush();
+  assert.equal(t.calls[0].query, "tag:rust path:notes/** who owns");
+});
+
+test("isCancellation recognises the server's RequestCancelled and VS Code's Canceled", () => {
+  assert.equal(isCancellation({ code: -32800 }), true);
+  assert.equal(isCancellation({ name: "Canceled" }), true);
+  assert.equal(isCancellation(new Error("x")), false);
+  assert.equal(isCancellation(null), false);
+});

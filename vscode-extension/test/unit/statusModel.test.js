@@ -1,0 +1,105 @@
+// Unit tests of the status-bar text and the KB: Show Status document.
+const test = require("node:test");
+const assert = require("node:assert/strict");
+const m = require("../../out/statusModel.js");
+
+const status = {
+  version: "0.1.0",
+  state: "ready",
+  queue: 0,
+  model: "sentence-transformers/all-MiniLM-L6-v2 (int8, bundled)",
+  dimension: 384,
+  embeddedSinceStart: 12,
+  reusedSinceStart: 340,
+  roots: [
+    {
+      uri: "file:///home/me/my%20notes",
+      store: "/home/me/.cache/kbls/notes-3f2a9c1b",
+      storeBytes: 5242880,
+      files: 210,
+      chunks: 1432,
+      model: "sentence-transformers/all-MiniLM-L6-v2 (int8, bundled)",
+      dimension: 384,
+      sqlite: { module: "sqlean", version: "3.50.4", vec: "v0.1.9" },
+      errors: [{ path: "broken.md", reason: "invalid UTF-8 at byte 12" }],
+    },
+    { uri: "file:///work/b", store: "/s", storeBytes: 0, files: 1, chunks: 3, model: "m", dimension: 384, errors: [] },
+  ],
+};
+
+test("the status bar walks through starting, progress, indexing, then the note count", () => {
+  const s = m.emptySnapshot();
+  assert.equal(m.renderStatus(s).text, "$(sync~spin) KB: starting");
+  s.phase = "running";
+  m.applyProgress(s, "t1", { kind: "begin", title: "Indexing", message: "0/10 files", percentage: 0 });
+  assert.equal(m.renderStatus(s).text, "$(sync~spin) KB: indexing 0%");
+  m.applyProgress(s, "t1", { kind: "report", message: "4/10 files", percentage: 40 });
+  const v = m.renderStatus(s);
+  assert.equal(v.text, "$(sync~spin) KB: indexing 40%");
+  assert.match(v.tooltip, /Indexing 40% \(4\/10 files\)/);
+  assert.equal(v.busy, true);
+  m.applyProgress(s, "t1", { kind: "end" });
+  m.applyIndexStatus(s, { state: "indexing", pending: 3, files: 7, chunks: 20, message: "a.md" });
+  assert.equal(m.renderStatus(s).text, "$(sync~spin) KB: indexing (3 left)");
+  m.applyIndexStatus(s, { state: "ready", pending: 0, files: 10, chunks: 42 });
+  const ready = m.renderStatus(s);
+  assert.equal(ready.text, "$(book) KB: 10 notes");
+  assert.match(ready.tooltip, /42 chunks/);
+  assert.equal(ready.busy, false);
+});
+
+test("kb/status fills the count summed over roots; one note is singular", () => {
+  const s = m.emptySnapshot();
+  s.phase = "running";
+  m.applyStatusResult(s, status);
+  assert.equal(m.renderStatus(s).text, "$(book) KB: 211 notes");
+  m.applyIndexStatus(s, { state: "ready", pending: 0, files: 1 });
+  assert.equal(m.renderStatus(s).text, "$(book) KB: 1 note");
+});
+
+test("loading, error, missing server and failures have their own text", () => {
+  const s = m.emptySnapshot();
+  s.phase = "running";
+  m.applyIndexStatus(s, { state: "loading", pending: 0 });
+  assert.equal(m.renderStatus(s).text, "$(sync~spin) KB: loading model");
+  m.applyIndexStatus(s, { state: "error", pending: 0, message: "disk full" });
+  assert.match(m.renderStatus(s).tooltip, /disk full/);
+  assert.equal(m.renderStatus(s).warning, true);
+  s.phase = "notFound";
+  s.detail = "install kbls";
+  assert.equal(m.renderStatus(s).text, "$(warning) KB: no server");
+  assert.match(m.renderStatus(s).tooltip, /install kbls/);
+  s.phase = "failed";
+  assert.match(m.renderStatus(s).tooltip, /Restart Server/);
+});
+
+test("two progress tokens: the bar follows the latest open one", () => {
+  const s = m.emptySnapshot();
+  s.phase = "running";
+  m.applyProgress(s, "a", { kind: "begin", title: "Loading model" });
+  m.applyProgress(s, "b", { kind: "begin", title: "Indexing", percentage: 10 });
+  assert.equal(m.renderStatus(s).text, "$(sync~spin) KB: indexing 10%");
+  m.applyProgress(s, "b", { kind: "end" });
+  assert.equal(m.renderStatus(s).text, "$(sync~spin) KB: indexing");
+  m.applyProgress(s, "a", { kind: "end" });
+  assert.equal(m.renderStatus(s).text, "$(book) KB");
+});
+
+test("formatStatusMarkdown makes kb/status readable", () => {
+  const md = m.formatStatusMarkdown(status, { command: "/x/kbls serve" });
+  assert.match(md, /^# kbls status/);
+  assert.match(md, /\*\*State:\*\* ready/);
+  assert.match(md, /\*\*Indexed:\*\* 211 notes, 1,435 chunks in 2 roots/);
+  assert.match(md, /## \/home\/me\/my notes/, "root URI shown as a decoded path");
+  assert.match(md, /\| Store \| \/home\/me\/.cache\/kbls\/notes-3f2a9c1b \(5.0 MiB\) \|/);
+  assert.match(md, /sqlean 3.50.4, sqlite-vec v0.1.9/);
+  assert.match(md, /`broken.md`: invalid UTF-8 at byte 12/);
+  assert.match(md, /No indexing errors\./);
+  assert.match(md, /`\/x\/kbls serve`/);
+});
+
+test("formatBytes", () => {
+  assert.equal(m.formatBytes(0), "0 B");
+  assert.equal(m.formatBytes(1536), "1.5 KiB");
+  assert.equal(m.formatBytes(50 * 1024 * 1024), "50 MiB");
+});
