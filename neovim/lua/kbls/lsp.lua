@@ -76,15 +76,45 @@ function M.contains(root, path)
   return path == root or path:sub(1, #root + 1) == root .. "/"
 end
 
---- Running kbls clients (all, or those attached to `bufnr`).
+--- Clients this module started, by root. `vim.lsp.get_clients` leaves out clients that are
+--- still initializing, and a client must be found (not started twice) from its first moment.
+---@type table<string, integer>
+M._by_root = {}
+
+local function running(client)
+  return client ~= nil and not call(client, "is_stopped")
+end
+
+--- Running kbls clients (all, or those attached to `bufnr`), initializing ones included.
 ---@param bufnr integer|nil
 ---@return vim.lsp.Client[]
 function M.clients(bufnr)
-  local filter = { name = M.name }
-  if bufnr then
-    filter.bufnr = bufnr == 0 and vim.api.nvim_get_current_buf() or bufnr
+  if bufnr == 0 then
+    bufnr = vim.api.nvim_get_current_buf()
   end
-  return vim.lsp.get_clients(filter)
+  local seen, out = {}, {}
+  local function add(client)
+    if running(client) and not seen[client.id] and (bufnr == nil or client.attached_buffers[bufnr]) then
+      seen[client.id] = true
+      out[#out + 1] = client
+    end
+  end
+  for root, id in pairs(M._by_root) do
+    local client = vim.lsp.get_client_by_id(id)
+    if running(client) then
+      add(client)
+    else
+      M._by_root[root] = nil
+    end
+  end
+  -- Clients started some other way (e.g. `vim.lsp.enable`), once initialized.
+  for _, client in ipairs(vim.lsp.get_clients({ name = M.name })) do
+    add(client)
+  end
+  table.sort(out, function(a, b)
+    return a.id < b.id
+  end)
+  return out
 end
 
 --- The running client whose root is `root`, if any.
@@ -144,6 +174,9 @@ function M.client_config(root)
     end,
     on_exit = function(_, _, client_id)
       M.index_status[client_id] = nil
+      if M._by_root[root] == client_id then
+        M._by_root[root] = nil
+      end
     end,
   }
 end
@@ -163,11 +196,17 @@ function M.start_root(root)
   if existing then
     return existing.id
   end
+  local id
   if has_011 then
-    return vim.lsp.start(M.client_config(root), { attach = false, reuse_client = reuse(root) })
+    id = vim.lsp.start(M.client_config(root), { attach = false, reuse_client = reuse(root) })
+  else
+    ---@diagnostic disable-next-line: deprecated
+    id = vim.lsp.start_client(M.client_config(root))
   end
-  ---@diagnostic disable-next-line: deprecated
-  return vim.lsp.start_client(M.client_config(root))
+  if id then
+    M._by_root[root] = id
+  end
+  return id
 end
 
 --- Start (or reuse) the client for a buffer's root and attach the buffer. One client per root.
@@ -180,7 +219,11 @@ function M.start(bufnr)
     return nil
   end
   root = vim.fs.normalize(root)
-  return vim.lsp.start(M.client_config(root), { bufnr = bufnr, reuse_client = reuse(root) })
+  local id = vim.lsp.start(M.client_config(root), { bufnr = bufnr, reuse_client = reuse(root) })
+  if id then
+    M._by_root[root] = id
+  end
+  return id
 end
 
 --- Stop every kbls client.
@@ -239,7 +282,7 @@ function M.when_ready(client, fn, on_timeout, timeout)
   local timer = assert(vim.uv.new_timer())
   timer:start(20, 20, vim.schedule_wrap(function()
     waited = waited + 20
-    local stopped = (has_011 and client:is_stopped()) or (not has_011 and client.is_stopped())
+    local stopped = call(client, "is_stopped")
     if client.initialized or stopped or waited >= timeout then
       if not timer:is_closing() then
         timer:stop()

@@ -44,7 +44,7 @@ function M.sections(title, breadcrumb)
   if type(breadcrumb) ~= "string" or breadcrumb == "" then
     return {}
   end
-  local parts = vim.split(breadcrumb, "%s+[>›]%s+")
+  local parts = vim.split((breadcrumb:gsub("%s+›%s+", " > ")), "%s+>%s+")
   if parts[1] == title then
     table.remove(parts, 1)
   end

@@ -12,7 +12,7 @@ function M.hit(root, path, title, breadcrumb, start_line, end_line, extra)
     range = { start = { line = start_line, character = 0 }, ["end"] = { line = end_line + 1, character = 0 } },
     title = title,
     breadcrumb = breadcrumb,
-    snippet = "snippet of " .. title,
+    snippet = "snippet of " .. tostring(title),
     score = 0.5,
     signals = { semantic = 1, lexical = vim.NIL },
     reasons = {},

@@ -1,0 +1,191 @@
+local api = require("kbls.api")
+local config = require("kbls.config")
+local fake = require("helpers.fake_server")
+local kbls = require("kbls")
+local ui = require("kbls.ui")
+local ws = require("helpers.workspace")
+
+describe("kbls pickers without telescope", function()
+  local root, orig = nil, {}
+  before_each(function()
+    config.setup({ picker = "select" })
+    local lines = {}
+    for i = 1, 40 do
+      lines[i] = "line " .. i
+    end
+    root = ws.create({ ["a.md"] = table.concat(lines, "\n"), ["b.md"] = table.concat(lines, "\n") })
+    orig = { select = vim.ui.select, input = vim.ui.input, search = api.search, related = api.related, notify = vim.notify }
+  end)
+  after_each(function()
+    vim.ui.select, vim.ui.input, api.search, api.related, vim.notify = orig.select, orig.input, orig.search, orig.related, orig.notify
+    vim.cmd("silent! %bwipeout!")
+    ws.remove(root)
+  end)
+
+  it("auto resolves to select when telescope is missing", function()
+    assert.is_false(require("kbls.pickers.telescope").available())
+    assert.equals("select", ui.picker_name("auto"))
+    assert.equals("select", ui.picker_name("select"))
+  end)
+
+  it("an explicit telescope choice without telescope warns and falls back", function()
+    local msg
+    vim.notify = function(m)
+      msg = m
+    end
+    assert.equals("select", ui.picker_name("telescope"))
+    assert.matches("telescope.nvim is not installed", msg)
+  end)
+
+  it("the telescope extension fails with a clear message without telescope", function()
+    local ok, err = pcall(require, "telescope._extensions.kbls")
+    assert.is_false(ok)
+    assert.matches("requires telescope.nvim", err)
+  end)
+
+  it("the telescope picker module loads and refuses clearly", function()
+    local t = require("kbls.pickers.telescope")
+    local ok, err = pcall(t.live_search, {})
+    assert.is_false(ok)
+    assert.matches("telescope.nvim and plenary.nvim are needed", err)
+  end)
+
+  it(":KbSearch without a query asks with vim.ui.input, then shows the hits with vim.ui.select and opens the choice", function()
+    local sent, shown
+    vim.ui.input = function(opts, cb)
+      assert.matches("kbls search", opts.prompt)
+      cb("who owns the value")
+    end
+    api.search = function(params, cb)
+      sent = params
+      cb(nil, { hits = { fake.hit(root, "a.md", "A", "A > One", 2, 4), fake.hit(root, "b.md", "B", "B > Two", 19, 25) } })
+      return function() end
+    end
+    vim.ui.select = function(items, opts, cb)
+      shown = vim.tbl_map(opts.format_item, items)
+      assert.equals("kbls", opts.kind)
+      cb(items[2], 2)
+    end
+    vim.cmd("KbSearch")
+    assert.equals("who owns the value", sent.query)
+    assert.same({ "A › One  a.md:3", "B › Two  b.md:20" }, shown)
+    assert.equals(root .. "/b.md", vim.api.nvim_buf_get_name(0))
+    assert.equals(20, vim.api.nvim_win_get_cursor(0)[1])
+  end)
+
+  it(":KbSearch with a query sends it directly; cancelling the selection opens nothing", function()
+    local asked = false
+    vim.ui.input = function()
+      asked = true
+    end
+    local sent
+    api.search = function(params, cb)
+      sent = params.query
+      cb(nil, { hits = { fake.hit(root, "a.md", "A", "A", 0, 1) } })
+      return function() end
+    end
+    vim.ui.select = function(_, _, cb)
+      cb(nil)
+    end
+    local before = vim.api.nvim_get_current_buf()
+    vim.cmd("KbSearch tag:rust borrowing")
+    assert.is_false(asked)
+    assert.equals("tag:rust borrowing", sent)
+    assert.equals(before, vim.api.nvim_get_current_buf())
+  end)
+
+  it("reports no results and errors instead of an empty picker", function()
+    local msgs = {}
+    vim.notify = function(m)
+      msgs[#msgs + 1] = m
+    end
+    vim.ui.select = function()
+      error("must not open a picker")
+    end
+    api.search = function(_, cb)
+      cb(nil, { hits = {} })
+      return function() end
+    end
+    kbls.search("nothing")
+    api.search = function(_, cb)
+      cb({ code = -32602, message = "query: too long" }, nil)
+      return function() end
+    end
+    kbls.search("bad")
+    assert.matches("nothing found", msgs[1])
+    assert.matches("query: too long", msgs[2])
+  end)
+
+  it(":KbRelated sends the cursor line and never lists the note itself", function()
+    vim.cmd("edit " .. root .. "/a.md")
+    vim.api.nvim_win_set_cursor(0, { 7, 0 })
+    local sent, shown
+    api.related = function(params, cb)
+      sent = params
+      cb(nil, {
+        hits = {
+          fake.hit(root, "a.md", "A", "A", 0, 3, { reasons = { "self" } }),
+          fake.hit(root, "b.md", "B", "B > Two", 10, 12, { reasons = { "links here" } }),
+        },
+      })
+      return function() end
+    end
+    vim.ui.select = function(items, opts, cb)
+      shown = vim.tbl_map(opts.format_item, items)
+      cb(items[1], 1)
+    end
+    vim.cmd("KbRelated")
+    assert.same({ line = 6, character = 0 }, sent.position)
+    assert.equals(vim.uri_from_fname(root .. "/a.md"), sent.uri)
+    assert.same({ "B › Two  b.md:11  links here" }, shown)
+    assert.equals(root .. "/b.md", vim.api.nvim_buf_get_name(0))
+    assert.equals(11, vim.api.nvim_win_get_cursor(0)[1])
+  end)
+
+  it(":KbRelated! asks about the whole note", function()
+    vim.cmd("edit " .. root .. "/a.md")
+    local sent
+    api.related = function(params, cb)
+      sent = params
+      cb(nil, { hits = {} })
+      return function() end
+    end
+    vim.notify = function() end
+    vim.cmd("KbRelated!")
+    assert.is_nil(sent.position)
+  end)
+end)
+
+describe("kbls user commands", function()
+  it("are defined by plugin/kbls.lua", function()
+    local cmds = vim.api.nvim_get_commands({})
+    for _, name in ipairs({ "KbSearch", "KbRelated", "KbStatus", "KbReindex" }) do
+      assert.is_table(cmds[name], name)
+    end
+    assert.equals("*", cmds.KbSearch.nargs)
+    assert.is_true(cmds.KbReindex.bang)
+  end)
+
+  it(":KbReindex! forces and :KbStatus shows kb/status", function()
+    local orig_reindex, orig_status, orig_notify = api.reindex, api.status, vim.notify
+    local params, msgs = nil, {}
+    api.reindex = function(p, cb)
+      params = p
+      cb(nil, { queued = 3 })
+      return function() end
+    end
+    api.status = function(cb)
+      cb(nil, { version = "0.1.0", state = "ready", queue = 0, model = "m", dimension = 384, roots = {} })
+      return function() end
+    end
+    vim.notify = function(m)
+      msgs[#msgs + 1] = m
+    end
+    vim.cmd("KbReindex!")
+    vim.cmd("KbStatus")
+    api.reindex, api.status, vim.notify = orig_reindex, orig_status, orig_notify
+    assert.same({ force = true }, params)
+    assert.matches("3 file%(s%) queued", msgs[1])
+    assert.matches("kbls 0.1.0", msgs[2])
+  end)
+end)
