@@ -1,0 +1,365 @@
+-- Integration: the plugin against the real `kbls serve` ($KBLS_SERVER) on a temporary workspace.
+-- Everything waits with vim.wait and a timeout, so a hang fails fast with a message.
+local api = require("kbls.api")
+local kbls = require("kbls")
+local lsp = require("kbls.lsp")
+local search = require("kbls.search")
+local ws = require("helpers.workspace")
+
+local SERVER = os.getenv("KBLS_SERVER") or "kbls"
+local START_TIMEOUT = 60000 -- model load + first index of a few notes, on a slow CI machine
+local REQUEST_TIMEOUT = 20000
+
+local NOTES = {
+  [".kbls.yaml"] = "store: .kbls-store\n",
+  ["rust/borrowing.md"] = table.concat({
+    "---",
+    "tags: [rust, memory]",
+    "---",
+    "# Borrowing",
+    "",
+    "References let a function use a value without taking ownership of it.",
+    "The borrow checker enforces that references never outlive the data they point to.",
+    "",
+    "## Mutable references",
+    "",
+    "You can have only one mutable reference to a particular piece of data at a time.",
+    "This prevents data races at compile time: two pointers cannot write the same value",
+    "concurrently, and nobody reads while somebody else writes.",
+    "",
+  }, "\n"),
+  ["astronomy/black-holes.md"] = table.concat({
+    "# Black holes",
+    "",
+    "A black hole forms when a massive star collapses under its own gravity at the end of",
+    "its life, after the nuclear fusion in its core can no longer hold it up.",
+    "",
+    "Stellar black holes weigh a few solar masses; supermassive ones sit in galaxy centres.",
+    "",
+    "## Event horizon",
+    "",
+    "The event horizon is the boundary beyond which nothing, not even light, can escape the",
+    "black hole's gravitational pull. Its radius is the Schwarzschild radius, and an outside",
+    "observer sees a clock falling towards the horizon slow down and redshift forever.",
+    "",
+    "## Hawking radiation",
+    "",
+    "Quantum effects near the horizon make black holes emit faint thermal radiation, so over",
+    "unimaginably long times they evaporate.",
+    "",
+  }, "\n"),
+  ["cooking/sourdough.md"] = table.concat({
+    "# Sourdough bread",
+    "",
+    "Sourdough is leavened by a starter: a fermented mix of flour and water full of wild",
+    "yeast and lactic acid bacteria. Feed the starter and wait until it doubles and smells",
+    "sour before mixing the dough. See [yeast bread](bread.md) for the basic method.",
+    "",
+    "## Baking",
+    "",
+    "Bake the loaf in a preheated dutch oven at 250 °C with the lid on for steam, then",
+    "take the lid off to brown the crust.",
+    "",
+  }, "\n"),
+  ["cooking/bread.md"] = table.concat({
+    "# Yeast bread",
+    "",
+    "Bread dough is flour, water, salt and yeast. Knead the dough to develop gluten, let it",
+    "rise until doubled, shape the loaf, proof it again and bake it in a hot oven until the",
+    "crust is brown. Sourdough replaces commercial yeast with a starter.",
+    "",
+  }, "\n"),
+  ["gardening/tomatoes.md"] = table.concat({
+    "# Growing tomatoes",
+    "",
+    "Tomatoes need full sun, deep watering and a stake or cage. Pinch off the suckers that",
+    "grow between the stem and the branches, and mulch against blight.",
+    "",
+  }, "\n"),
+}
+local NOTE_COUNT = 5
+
+--- Wait for `fn(done)` to call `done(...)`; returns its arguments or fails with `what`.
+local function await(what, fn, timeout)
+  local done, args = false, nil
+  fn(function(...)
+    done, args = true, { n = select("#", ...), ... }
+  end)
+  local ok = vim.wait(timeout or REQUEST_TIMEOUT, function()
+    return done
+  end, 20)
+  assert(ok, what .. ": no answer within " .. (timeout or REQUEST_TIMEOUT) .. " ms")
+  return unpack(args, 1, args.n)
+end
+
+--- Run `fn` with vim.notify captured; returns the messages.
+local function capture_notify(fn)
+  local msgs, orig = {}, vim.notify
+  vim.notify = function(msg, level)
+    msgs[#msgs + 1] = { msg = msg, level = level }
+  end
+  local ok, err = pcall(fn)
+  vim.notify = orig
+  assert(ok, err)
+  return msgs
+end
+
+local function paths(items)
+  return vim.tbl_map(function(item)
+    return item.relpath
+  end, items)
+end
+
+describe("kbls against the real daemon", function()
+  local root, client, cwd
+
+  setup(function()
+    assert(
+      vim.fn.executable(SERVER) == 1,
+      ("kbls server not found at %q: run `make venv` (or set KBLS_SERVER)"):format(SERVER)
+    )
+    root = ws.create(NOTES)
+    cwd = vim.fn.getcwd()
+    vim.cmd("cd " .. vim.fn.fnameescape(root))
+    kbls.setup({ cmd = { SERVER, "serve" }, picker = "select" })
+    vim.cmd("edit " .. vim.fn.fnameescape(root .. "/rust/borrowing.md"))
+    local attached = vim.wait(START_TIMEOUT, function()
+      local c = lsp.clients(0)[1]
+      return c ~= nil and c.initialized == true
+    end, 50)
+    local c = lsp.clients(0)[1] or lsp.clients()[1]
+    assert(attached, "the client did not attach and initialize within " .. START_TIMEOUT .. " ms" .. (c and "" or " (no client started; see :LspLog)"))
+    client = c
+    -- Wait until the first index is complete: kb/status says ready with every note in it.
+    local last
+    local ready = vim.wait(START_TIMEOUT, function()
+      local st = lsp.request_sync(client, "kb/status", vim.empty_dict(), REQUEST_TIMEOUT)
+      last = st
+      return st ~= nil
+        and st.state == "ready"
+        and (st.queue or 0) == 0
+        and type(st.roots) == "table"
+        and st.roots[1] ~= nil
+        and (st.roots[1].files or 0) >= NOTE_COUNT
+    end, 250)
+    assert(ready, "the index was not ready within " .. START_TIMEOUT .. " ms; last kb/status: " .. vim.inspect(last))
+  end)
+
+  teardown(function()
+    vim.cmd("silent! %bwipeout!")
+    for _, c in ipairs(lsp.clients()) do
+      c:stop()
+    end
+    vim.wait(5000, function()
+      return #lsp.clients() == 0
+    end, 50)
+    for _, c in ipairs(lsp.clients()) do
+      c:stop(true)
+    end
+    if cwd then
+      vim.cmd("cd " .. vim.fn.fnameescape(cwd))
+    end
+    ws.remove(root)
+  end)
+
+  it("attaches one client to a markdown buffer, rooted at the .kbls.yaml folder", function()
+    assert.equals(1, #lsp.clients(0))
+    assert.equals(root, client.root_dir)
+    assert.is_true(client.server_capabilities.hoverProvider == true or type(client.server_capabilities.hoverProvider) == "table")
+    vim.cmd("edit " .. vim.fn.fnameescape(root .. "/cooking/bread.md"))
+    assert.is_true(vim.wait(5000, function()
+      return lsp.clients(0)[1] ~= nil
+    end, 20))
+    assert.equals(client.id, lsp.clients(0)[1].id)
+    assert.equals(1, #lsp.clients())
+  end)
+
+  it("kb/search returns the expected note first", function()
+    local err, result = await("kb/search", function(done)
+      api.search(search.search_params("when does a sourdough starter need feeding"), done, { client = client })
+    end)
+    assert.is_nil(err)
+    assert.is_table(result.hits)
+    assert.is_true(#result.hits > 0, "no hits")
+    assert.equals("cooking/sourdough.md", result.hits[1].path)
+    local item = search.item(result.hits[1])
+    assert.equals(root .. "/cooking/sourdough.md", item.filename)
+    assert.equals("Sourdough bread", item.title)
+  end)
+
+  it("choosing an entry in vim.ui.select opens the file at the chunk's line", function()
+    vim.cmd("edit " .. vim.fn.fnameescape(root .. "/gardening/tomatoes.md"))
+    local chosen, shown
+    local orig = vim.ui.select
+    vim.ui.select = function(items, opts, cb)
+      shown = vim.tbl_map(opts.format_item, items)
+      for _, item in ipairs(items) do
+        if item.relpath == "astronomy/black-holes.md" and #item.sections > 0 and item.sections[1] == "Event horizon" then
+          chosen = item
+          break
+        end
+      end
+      chosen = chosen or items[1]
+      cb(chosen, 1)
+    end
+    local ok, e = pcall(kbls.search, "nothing escapes the event horizon, not even light")
+    local opened = vim.wait(REQUEST_TIMEOUT, function()
+      return chosen ~= nil and vim.api.nvim_buf_get_name(0) == chosen.filename
+    end, 20)
+    vim.ui.select = orig
+    assert(ok, e)
+    assert(opened, "no file was opened; entries shown: " .. vim.inspect(shown))
+    assert.equals("astronomy/black-holes.md", chosen.relpath, vim.inspect(shown))
+    assert.equals(root .. "/astronomy/black-holes.md", vim.api.nvim_buf_get_name(0))
+    assert.is_true(chosen.lnum > 1, "the Event horizon chunk should not start at line 1")
+    assert.equals(chosen.lnum, vim.api.nvim_win_get_cursor(0)[1])
+    local chunk = table.concat(vim.api.nvim_buf_get_lines(0, chosen.lnum - 1, chosen.end_lnum, false), "\n")
+    assert.matches("event horizon", chunk:lower(), 1, true)
+    assert.matches("astronomy/black%-holes%.md:" .. chosen.lnum, shown[1] and table.concat(shown, "\n") or "")
+  end)
+
+  it(":KbRelated lists related notes and not the buffer itself", function()
+    vim.cmd("edit " .. vim.fn.fnameescape(root .. "/cooking/sourdough.md"))
+    assert.is_true(vim.wait(5000, function()
+      return lsp.clients(0)[1] ~= nil
+    end, 20))
+    vim.api.nvim_win_set_cursor(0, { 3, 0 })
+    local listed
+    local orig = vim.ui.select
+    vim.ui.select = function(items, _, cb)
+      listed = items
+      cb(nil)
+    end
+    local msgs = capture_notify(function()
+      vim.cmd("KbRelated")
+      vim.wait(REQUEST_TIMEOUT, function()
+        return listed ~= nil
+      end, 20)
+    end)
+    vim.ui.select = orig
+    assert(listed, "no picker was shown; messages: " .. vim.inspect(msgs))
+    assert.is_true(#listed > 0)
+    local self_path = root .. "/cooking/sourdough.md"
+    for _, item in ipairs(listed) do
+      assert.are_not.equal(self_path, item.filename)
+    end
+    assert.is_true(vim.tbl_contains(paths(listed), "cooking/bread.md"), "bread.md not among " .. vim.inspect(paths(listed)))
+  end)
+
+  it("kb/related itself never returns the note (server side)", function()
+    local uri = vim.uri_from_fname(root .. "/cooking/sourdough.md")
+    local err, result = await("kb/related", function(done)
+      api.related({ uri = uri, limit = 10 }, done, { client = client })
+    end)
+    assert.is_nil(err)
+    assert.is_true(#result.hits > 0)
+    for _, hit in ipairs(result.hits) do
+      assert.are_not.equal("cooking/sourdough.md", hit.path)
+      assert.is_table(hit.reasons)
+    end
+  end)
+
+  it("hover in markdown returns the related notes as markdown", function()
+    vim.cmd("edit " .. vim.fn.fnameescape(root .. "/cooking/sourdough.md"))
+    local buf = vim.api.nvim_get_current_buf()
+    assert.is_true(vim.wait(5000, function()
+      return lsp.clients(buf)[1] ~= nil
+    end, 20))
+    vim.api.nvim_win_set_cursor(0, { 3, 0 })
+    local params = vim.lsp.util.make_position_params(0, client.offset_encoding)
+    local responses = vim.lsp.buf_request_sync(buf, "textDocument/hover", params, REQUEST_TIMEOUT)
+    assert.is_table(responses, "no hover response")
+    local res = responses[client.id]
+    assert.is_nil(res.err)
+    assert.is_table(res.result, "hover returned nothing")
+    local contents = res.result.contents
+    assert.equals("markdown", contents.kind)
+    assert.matches("%]%(file://", contents.value)
+    assert.is_nil(contents.value:find("sourdough.md", 1, true), "hover lists the note itself: " .. contents.value)
+
+    -- and `K` (vim.lsp.buf.hover) shows it in a floating window
+    vim.lsp.buf.hover()
+    local float
+    assert.is_true(vim.wait(REQUEST_TIMEOUT, function()
+      for _, win in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+        if vim.api.nvim_win_get_config(win).relative ~= "" then
+          float = win
+          return true
+        end
+      end
+      return false
+    end, 20), "no hover window")
+    local text = table.concat(vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(float), 0, -1, false), "\n")
+    assert.is_true(#text > 0)
+    vim.api.nvim_win_close(float, true)
+  end)
+
+  it("workspace/symbol searches the knowledge base", function()
+    local responses = vim.lsp.buf_request_sync(0, "workspace/symbol", { query = "schwarzschild radius event horizon" }, REQUEST_TIMEOUT)
+    local res = responses and responses[client.id]
+    assert.is_table(res, "no workspace/symbol response")
+    assert.is_nil(res.err)
+    assert.is_true(#res.result > 0)
+    assert.matches("black%-holes%.md$", vim.uri_to_fname(res.result[1].location.uri))
+  end)
+
+  it("a live search cancels superseded queries and answers the last one", function()
+    local live = search.live({ debounce = 0, search = { limit = 5 }, send = function(params, handler)
+      return api.search(params, handler, { client = client })
+    end })
+    local got = {}
+    local function cb(hits, err, query)
+      got[#got + 1] = { query = query, hits = hits, cancelled = search.is_cancelled(err), err = err }
+    end
+    live:send("tom", cb)
+    live:send("tomato", cb)
+    live:send("tomatoes need full sun", cb)
+    assert.is_true(vim.wait(REQUEST_TIMEOUT, function()
+      return #got == 3
+    end, 20), "answers: " .. vim.inspect(got))
+    live:close()
+    assert.is_true(got[1].cancelled)
+    assert.is_true(got[2].cancelled)
+    assert.is_nil(got[3].err)
+    assert.equals("tomatoes need full sun", got[3].query)
+    assert.equals("gardening/tomatoes.md", got[3].hits[1].path)
+  end)
+
+  it(":KbStatus shows version, model and store; :KbReindex queues", function()
+    local status_msgs = capture_notify(function()
+      local result = await("kb/status", function(done)
+        kbls.status(done)
+      end)
+      assert.is_table(result)
+    end)
+    local text = status_msgs[1] and status_msgs[1].msg or ""
+    assert.matches("kbls %d+%.%d+", text)
+    assert.matches("model: ", text)
+    assert.matches(".kbls-store", text, 1, true)
+
+    local reindex_msgs = capture_notify(function()
+      local result = await("kb/reindex", function(done)
+        kbls.reindex({ force = false }, done)
+      end)
+      assert.is_table(result)
+      assert.is_number(result.queued)
+    end)
+    assert.matches("queued", reindex_msgs[1].msg)
+  end)
+
+  it(":checkhealth kbls reports OK", function()
+    vim.cmd("checkhealth kbls")
+    local buf = vim.api.nvim_get_current_buf()
+    assert.equals("checkhealth", vim.bo[buf].filetype)
+    local lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+    local text = table.concat(lines, "\n")
+    vim.cmd("bwipeout!")
+    assert.matches("OK Neovim 0%.1%d", text)
+    assert.matches("OK server found: " .. vim.pesc(vim.fn.exepath(SERVER)), text)
+    assert.matches("OK kbls %S+ running for " .. vim.pesc(root), text)
+    assert.matches("OK model: ", text)
+    assert.matches("OK store for " .. vim.pesc(root) .. ": " .. vim.pesc(root) .. "/%.kbls%-store", text)
+    assert.matches("telescope", text)
+    assert.is_nil(text:find("ERROR", 1, true), text)
+  end)
+end)

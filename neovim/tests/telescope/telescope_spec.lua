@@ -1,0 +1,200 @@
+-- The Telescope extension against telescope.nvim + plenary.nvim checkouts
+-- (KBLS_TELESCOPE_PATH, KBLS_PLENARY_PATH), with an in-process fake server.
+local config = require("kbls.config")
+local fake = require("helpers.fake_server")
+local lsp = require("kbls.lsp")
+local ws = require("helpers.workspace")
+
+local function wait(what, cond, timeout)
+  assert(vim.wait(timeout or 5000, cond, 10), what)
+end
+
+local function prompt_buf()
+  for _, b in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_is_loaded(b) and vim.bo[b].filetype == "TelescopePrompt" then
+      return b
+    end
+  end
+end
+
+local function picker()
+  local b = prompt_buf()
+  return b and require("telescope.actions.state").get_current_picker(b), b
+end
+
+local function result_lines(p)
+  return vim.tbl_filter(function(l)
+    return vim.trim(l) ~= ""
+  end, vim.api.nvim_buf_get_lines(p.results_bufnr, 0, -1, false))
+end
+
+describe("telescope extension", function()
+  local root, server
+  setup(function()
+    vim.cmd("runtime! plugin/telescope.lua")
+    -- room for the preview window (telescope hides it below 120 columns)
+    vim.o.columns, vim.o.lines = 200, 60
+  end)
+
+  before_each(function()
+    local lines = {}
+    for i = 1, 40 do
+      lines[i] = "line " .. i
+    end
+    local text = table.concat(lines, "\n")
+    root = ws.create({ [".kbls.yaml"] = "store: .kbls-store\n", ["a.md"] = text, ["b.md"] = text, ["c.md"] = text })
+    server = fake.new({
+      delay = 20,
+      answer = function(method, params)
+        if method == "kb/search" then
+          local hits = {
+            fake.hit(root, "a.md", "Alpha", "Alpha > First", 4, 8),
+            fake.hit(root, "b.md", "Beta", "Beta > Second", 19, 24),
+          }
+          if params.query:find("gamma") then
+            hits = { fake.hit(root, "c.md", "Gamma", "Gamma", 29, 31) }
+          end
+          return { hits = hits, tookMs = 1, index = { state = "ready", pending = 0 } }
+        elseif method == "kb/related" then
+          return { hits = { fake.hit(root, "b.md", "Beta", "Beta > Second", 19, 24, { reasons = { "links here" } }) } }
+        end
+        return {}
+      end,
+    })
+    require("kbls").setup({ cmd = server.cmd, picker = "telescope", search = { debounce = 10 } })
+    vim.cmd("cd " .. root)
+    vim.cmd("edit " .. root .. "/a.md")
+    wait("client", function()
+      local c = lsp.clients(0)[1]
+      return c and c.initialized
+    end)
+  end)
+
+  after_each(function()
+    local p, b = picker()
+    if p then
+      require("telescope.actions").close(b)
+    end
+    vim.wait(100) -- let scheduled previews finish before the files go away
+    vim.cmd("silent! tabonly | silent! only | silent! %bwipeout!")
+    for _, c in ipairs(lsp.clients()) do
+      c:stop(true)
+    end
+    ws.remove(root)
+  end)
+
+  it("loads through telescope's extension manager", function()
+    local telescope = require("telescope")
+    telescope.setup({ extensions = { kbls = { layout_strategy = "vertical" } } })
+    local ext = telescope.load_extension("kbls")
+    assert.is_function(ext.search)
+    assert.is_function(ext.related)
+    assert.is_function(require("telescope._extensions")._health.kbls)
+  end)
+
+  it("search: live results from kb/search, then <CR> opens the file at the chunk's line", function()
+    require("telescope").load_extension("kbls")
+    require("telescope").extensions.kbls.search({ query = "alpha" })
+    local p
+    wait("picker with results", function()
+      p = picker()
+      return p ~= nil and #result_lines(p) == 2
+    end)
+    assert.equals(1, #server.of("kb/search"))
+    assert.equals("alpha", server.of("kb/search")[1].params.query)
+    local text = table.concat(result_lines(p), "\n")
+    assert.matches("Alpha › First  a.md:5", text, 1, true)
+    assert.matches("Beta › Second  b.md:20", text, 1, true)
+
+    -- typing a new query sends a new kb/search
+    local _, b = picker()
+    vim.api.nvim_buf_set_lines(b, 0, -1, false, { p.prompt_prefix .. "gamma" })
+    wait("re-query", function()
+      return #result_lines(p) == 1 and table.concat(result_lines(p)):find("Gamma", 1, true) ~= nil
+    end)
+    assert.equals("gamma", server.of("kb/search")[#server.of("kb/search")].params.query)
+
+    require("telescope.actions").select_default(b)
+    wait("file opened", function()
+      return vim.api.nvim_buf_get_name(0) == root .. "/c.md"
+    end)
+    assert.equals(30, vim.api.nvim_win_get_cursor(0)[1])
+  end)
+
+  it("search: <C-v> opens the entry in a vertical split", function()
+    require("telescope").load_extension("kbls")
+    vim.cmd("Telescope kbls search query=beta")
+    local p, b
+    wait("picker with results", function()
+      p, b = picker()
+      return p ~= nil and #result_lines(p) == 2
+    end)
+    local wins = #vim.api.nvim_tabpage_list_wins(0)
+    -- move to the second entry (Beta) and use the <C-v> action
+    require("telescope.actions").move_selection_next(b)
+    local entry = require("telescope.actions.state").get_selected_entry()
+    require("telescope.actions").select_vertical(b)
+    wait("vsplit", function()
+      return vim.api.nvim_buf_get_name(0) == entry.filename
+    end)
+    assert.equals(entry.lnum, vim.api.nvim_win_get_cursor(0)[1])
+    assert.is_true(#vim.api.nvim_tabpage_list_wins(0) >= 2, "windows before: " .. wins)
+  end)
+
+  it("search: the previewer shows the file scrolled to the chunk, highlighted", function()
+    require("telescope").load_extension("kbls")
+    require("telescope").extensions.kbls.search({ query = "beta" })
+    local p, b
+    wait("picker with results", function()
+      p, b = picker()
+      return p ~= nil and #result_lines(p) == 2
+    end)
+    require("telescope.actions").move_selection_next(b)
+    local entry = require("telescope.actions.state").get_selected_entry()
+    assert.equals("b.md", entry.value.relpath)
+    local previewer = p.previewer
+    wait("preview", function()
+      local st = previewer and previewer.state
+      return st and st.bufnr and vim.api.nvim_buf_is_valid(st.bufnr) and vim.api.nvim_buf_line_count(st.bufnr) == 40
+        and #vim.api.nvim_buf_get_extmarks(st.bufnr, -1, 0, -1, { details = true }) > 0
+    end)
+    local st = previewer.state
+    local marks = vim.api.nvim_buf_get_extmarks(st.bufnr, -1, 0, -1, { details = true })
+    local lines = {}
+    for _, m in ipairs(marks) do
+      if m[4].hl_group == "TelescopePreviewLine" then
+        lines[m[2] + 1] = true
+      end
+    end
+    for l = 20, 25 do
+      assert.is_true(lines[l] == true, "line " .. l .. " not highlighted")
+    end
+    assert.is_nil(lines[19])
+    assert.is_nil(lines[26])
+    local cursor = vim.api.nvim_win_get_cursor(st.winid)[1]
+    assert.is_true(cursor >= 20 and cursor <= 25, "preview cursor at " .. cursor)
+  end)
+
+  it("related: lists the related notes, never the buffer", function()
+    require("telescope").load_extension("kbls")
+    vim.api.nvim_win_set_cursor(0, { 6, 0 })
+    vim.cmd("Telescope kbls related")
+    local p
+    wait("picker", function()
+      p = picker()
+      return p ~= nil and #result_lines(p) == 1
+    end)
+    assert.matches("Beta › Second  b.md:20  links here", result_lines(p)[1], 1, true)
+    assert.same({ line = 5, character = 0 }, server.of("kb/related")[1].params.position)
+  end)
+
+  it(":KbSearch uses telescope when it is the picker", function()
+    vim.cmd("KbSearch alpha")
+    local p
+    wait("picker", function()
+      p = picker()
+      return p ~= nil and #result_lines(p) == 2
+    end)
+    assert.equals("alpha", server.of("kb/search")[1].params.query)
+  end)
+end)
