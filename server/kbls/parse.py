@@ -241,6 +241,10 @@ def parse_note(rel_path: str, text: str) -> ParsedNote:
     first_heading = next((b for b in raw_blocks if b[3] and b[2].split("\t", 1)[0] == "1"), None)
     if not title and first_heading is not None:
         title = first_heading[2].split("\t", 1)[1]
+    if not title and kind == "txt":
+        first_line = next((l.strip() for l in lines if l.strip()), "")
+        if len(first_line) <= 80:
+            title = first_line  # a plain-text note's first short line reads as its title
     if not title:
         title = stem
 
