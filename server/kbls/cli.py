@@ -20,10 +20,13 @@ from kbls import __version__
 from kbls.errors import ConfigError, KblsError, ModelMismatchError, OutsideRootError, QueryError
 
 
-def _engine(args: argparse.Namespace):
+def _engine(args: argparse.Namespace, check_store: bool = False):
     from kbls.engine import Engine
 
-    return Engine(Path(args.root), store_dir=Path(args.store) if args.store else None)
+    engine = Engine(Path(args.root), store_dir=Path(args.store) if args.store else None, check_store=check_store)
+    if engine.notice:
+        print(f"kbls: {engine.notice}", file=sys.stderr)
+    return engine
 
 
 def _emit(value: Any) -> None:
@@ -56,7 +59,7 @@ def cmd_index(args: argparse.Namespace) -> int:
     if args.rebuild:
         removed = Engine.rebuild(Path(args.root), Path(args.store) if args.store else None)
         print(f"kbls: removed the store in {removed}; rebuilding", file=sys.stderr)
-    engine = _engine(args)
+    engine = _engine(args, check_store=True)
     try:
         report = engine.index(force=args.force, progress=_ProgressBar())
     finally:
@@ -87,13 +90,16 @@ def cmd_search(args: argparse.Namespace) -> int:
     engine = _engine(args)
     try:
         result = engine.search(args.query, limit=args.limit, mode=args.mode, group_by_file=args.group_by_file)
+        empty_store = not result.hits and engine.store.counts()["files"] == 0
     finally:
         engine.close()
     if args.json:
         _emit(result.hits)
     else:
         _print_hits(result.hits)
-        if not result.hits:
+        if empty_store:
+            print(f"kbls: the index of {engine.root} is empty; run `kbls index` first", file=sys.stderr)
+        elif not result.hits:
             print("no results", file=sys.stderr)
     return 0
 

@@ -21,7 +21,7 @@ import numpy as np
 from kbls.chunk import Chunker
 from kbls.config import Config, load_config, resolve_store_dir
 from kbls.embed import Embedder
-from kbls.errors import OutsideRootError, QueryError
+from kbls.errors import CorruptStoreError, ModelMismatchError, OutsideRootError, QueryError
 from kbls.parse import parse_note
 from kbls.query import ParsedQuery, fts_match, parse_query, query_terms
 from kbls.results import Hit, IndexReport, RootStatus, Signals, Skipped, SqliteInfo
@@ -68,6 +68,8 @@ class Engine:
         embedder: Embedder | None = None,
         overrides: dict[str, Any] | None = None,
         load_model_on_demand: bool = True,
+        on_model_mismatch: str = "raise",
+        check_store: bool = False,
     ) -> None:
         self.root = Path(root).resolve()
         if config is None:
@@ -77,18 +79,51 @@ class Engine:
         self.embedder = embedder or Embedder(config.model)
         self.chunker = Chunker(self.embedder, config.chunk)
         self.scanner = Scanner(self.root, config, self.store_dir)
-        self.store = Store(
-            self.store_dir,
-            model_id=self.embedder.model_id,
-            dimension=self.embedder.dimension,
-            model_sha256=self.embedder.sha256,
-        )
+        #: a plain-words message for the user when the store had to be set aside and rebuilt.
+        self.notice: str | None = None
+        self.store = self._open_store(on_model_mismatch, check_store)
         self.vectors = VectorIndex(self.store)
         self.load_model_on_demand = load_model_on_demand
         #: since this engine started: texts embedded, chunks whose vector was reused.
         self.embedded_total = 0
         self.reused_total = 0
         self._index_lock = threading.Lock()
+
+    def _open_store(self, on_model_mismatch: str, check: bool) -> Store:
+        """Open the store; a damaged or foreign one is moved aside and a new one started (and a
+        store of another model too, when `on_model_mismatch == "rebuild"`)."""
+        def open_store() -> Store:
+            return Store(
+                self.store_dir, model_id=self.embedder.model_id, dimension=self.embedder.dimension,
+                model_sha256=self.embedder.sha256, check=check,
+            )
+
+        try:
+            return open_store()
+        except ModelMismatchError as exc:
+            if on_model_mismatch != "rebuild":
+                raise
+            aside = self._set_aside("other-model")
+            self.notice = f"{exc} The old store was moved to {aside.name}; the notes are re-indexed with the new model."
+        except CorruptStoreError as exc:
+            aside = self._set_aside("damaged")
+            self.notice = f"{exc}. It was moved to {aside.name} and the notes are indexed again from scratch."
+        log.info("%s", self.notice)
+        return open_store()
+
+    def _set_aside(self, why: str) -> Path:
+        """Rename the store files to `kbls.sqlite3.<why>-<time>`; keeps evidence, frees the name."""
+        import gc
+
+        gc.collect()  # close connections of the Store object that failed to open
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        base = self.store_dir / STORE_FILE
+        aside = self.store_dir / f"{STORE_FILE}.{why}-{stamp}"
+        if base.exists():
+            base.replace(aside)
+        for suffix in ("-wal", "-shm"):
+            Path(str(base) + suffix).unlink(missing_ok=True)
+        return aside
 
     @staticmethod
     def rebuild(root: Path, store_dir: Path | None = None, overrides: dict[str, Any] | None = None) -> Path:

@@ -13,6 +13,10 @@ class StoreError(KblsError):
     """The store cannot be opened or used (corrupt, foreign schema, unwritable)."""
 
 
+class CorruptStoreError(StoreError):
+    """The store file is damaged or of a schema this version cannot read."""
+
+
 class ModelMismatchError(StoreError):
     """The store holds vectors of another model; switching model needs an explicit rebuild."""
 

@@ -25,7 +25,7 @@ from typing import Any, Iterable, Iterator
 
 import numpy as np
 
-from kbls.errors import ModelMismatchError, StoreError
+from kbls.errors import CorruptStoreError, ModelMismatchError, StoreError
 
 log = logging.getLogger(__name__)
 
@@ -256,7 +256,9 @@ class Store:
     """One root's SQLite store. `Store` methods are safe from several threads: each thread that
     reads gets its own connection, writes go through one writer connection."""
 
-    def __init__(self, directory: Path, *, model_id: str, dimension: int, model_sha256: str | None) -> None:
+    def __init__(
+        self, directory: Path, *, model_id: str, dimension: int, model_sha256: str | None, check: bool = False
+    ) -> None:
         self.directory = directory
         self.path = directory / STORE_FILE
         self.model_id = model_id
@@ -271,7 +273,7 @@ class Store:
         self._connections: list[Any] = []
         self._conn_lock = threading.Lock()
         self._write_lock = threading.RLock()
-        self._init_schema()
+        self._init_schema(check)
 
     # -- connections -------------------------------------------------------------------------
     def _connect(self) -> Any:
@@ -287,7 +289,7 @@ class Store:
             conn.execute("PRAGMA synchronous = NORMAL")
             conn.create_function("kb_glob", 2, _sql_glob, deterministic=True)
         except SQLITE.DatabaseError as exc:
-            raise StoreError(f"cannot open the store {self.path}: {exc}") from None
+            raise CorruptStoreError(f"cannot open the store {self.path}: {exc}") from None
         with self._conn_lock:
             self._connections.append(conn)
         return conn
@@ -324,9 +326,13 @@ class Store:
                 conn.execute("COMMIT")
 
     # -- schema ------------------------------------------------------------------------------
-    def _init_schema(self) -> None:
+    def _init_schema(self, check: bool) -> None:
         conn = self.conn
         try:
+            if check and self.path.exists() and self.path.stat().st_size > 0:
+                result = conn.execute("PRAGMA quick_check").fetchone()[0]
+                if result != "ok":
+                    raise CorruptStoreError(f"the store {self.path} is damaged ({result})")
             mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
             if str(mode).lower() != "wal":
                 log.warning("store %s: journal mode is %s, not WAL", self.path, mode)
@@ -352,9 +358,9 @@ class Store:
                     )
                     meta = dict(c.execute("SELECT key, value FROM meta").fetchall())
         except SQLITE.DatabaseError as exc:
-            raise StoreError(f"the store {self.path} is not a usable kbls store ({exc})") from None
+            raise CorruptStoreError(f"the store {self.path} is not a usable kbls store ({exc})") from None
         if meta.get("schema_version") != str(SCHEMA_VERSION):
-            raise StoreError(
+            raise CorruptStoreError(
                 f"the store {self.path} has schema version {meta.get('schema_version')}, "
                 f"this kbls uses {SCHEMA_VERSION}"
             )
