@@ -1,0 +1,341 @@
+"""`kbls serve`: the pygls language server in front of the daemon (`kbls.daemon`).
+
+Handlers are thin: validate params (`kbls.protocol`), make one daemon call, convert the result.
+Blocking work (embedding, SQLite) runs in thread pools; the handlers themselves are `async` and
+await those pools, so that pygls can cancel them: a `$/cancelRequest` cancels the awaiting task,
+which answers `RequestCancelled` and drops the result even when the thread already started.
+Searches share one thread, so a superseded search still queued behind the current one is
+dropped before it runs. Everything the worker thread tells the client (progress, status,
+messages) is handed to the event loop with `call_soon_threadsafe`; only that thread writes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import sys
+import uuid
+from concurrent.futures import Executor, ThreadPoolExecutor
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any, Callable
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
+from pygls.uris import to_fs_path
+
+from kbls import __version__, protocol
+from kbls.daemon import Daemon
+from kbls.errors import OutsideRootError, QueryError
+
+log = logging.getLogger(__name__)
+
+INDEX_STATUS = "kb/indexStatus"
+HOVER_LIMIT = 5
+SYMBOL_LIMIT = 50
+
+_MESSAGE_TYPES = {
+    logging.ERROR: types.MessageType.Error,
+    logging.WARNING: types.MessageType.Warning,
+    logging.INFO: types.MessageType.Info,
+}
+
+
+class KblsProtocol(LanguageServerProtocol):
+    """Answers malformed params of standard methods with `InvalidParams`.
+
+    pygls raises while deserialising such a message and drops it, which would leave the client
+    waiting for an answer that never comes.
+    """
+
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        try:
+            return super().structure_message(data)
+        except JsonRpcException as exc:
+            if "id" in data and "method" in data:
+                error = JsonRpcInvalidParams(f"invalid params for {data['method']}: {exc.__cause__ or exc}")
+                self._send_response(data["id"], error=error.to_response_error())
+            return SimpleNamespace(jsonrpc="dropped")  # handle_message ignores it
+
+
+class KblsServer(LanguageServer):
+    """The language server; `daemon` is created by `initialize` and started by `initialized`."""
+
+    daemon: Daemon | None
+    loop: asyncio.AbstractEventLoop | None
+
+    def __init__(self) -> None:
+        super().__init__(
+            "kbls", __version__, text_document_sync_kind=types.TextDocumentSyncKind.None_,
+            protocol_cls=KblsProtocol,
+        )
+        self.daemon = None
+        self.loop = None
+        self._started = False
+        # One search thread: searches are CPU-bound on a few cores anyway, and a superseded
+        # search waiting here is cancelled before it starts.
+        self.search_pool = ThreadPoolExecutor(1, thread_name_prefix="kbls-search")
+        self.query_pool = ThreadPoolExecutor(2, thread_name_prefix="kbls-query")
+        self._tokens: dict[str, dict[str, Any]] = {}
+        self._folders: list[tuple[str, Path]] = []
+
+    # -- lifecycle -------------------------------------------------------------------------
+    def setup(self, params: types.InitializeParams) -> None:
+        self.loop = asyncio.get_running_loop()
+        options = params.initialization_options
+        if options is not None and not isinstance(options, dict):
+            self.show_message(logging.WARNING, "kbls: initializationOptions must be an object; ignoring them")
+            options = None
+        self.daemon = Daemon(self, options)
+        self._folders = _folders(params)
+
+    def start(self) -> None:
+        if not self._started and self.daemon is not None:
+            self._started = True
+            self.daemon.start(self._folders)
+
+    def shutdown(self) -> None:
+        if self.daemon is not None:
+            self.daemon.shutdown()
+        self.search_pool.shutdown(wait=False, cancel_futures=True)
+        self.query_pool.shutdown(wait=False, cancel_futures=True)
+        super().shutdown()
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        log.error("%s: %s", getattr(source, "__name__", source), error)
+        super().report_server_error(error, source)
+
+    async def call(self, pool: Executor, fn: Callable[..., Any], *args: Any) -> Any:
+        """Run `fn` in `pool`; engine errors about the request become `InvalidParams`."""
+        self.start()
+        if self.daemon is None:
+            raise JsonRpcInvalidParams("the server is not initialized")
+        try:
+            return await asyncio.get_running_loop().run_in_executor(pool, fn, *args)
+        except (QueryError, OutsideRootError) as exc:
+            raise JsonRpcInvalidParams(str(exc)) from None
+
+    # -- the daemon's listener (called from the worker thread) -------------------------------
+    def _later(self, fn: Callable[..., Any], *args: Any) -> None:
+        if self.loop is not None and not self.loop.is_closed():
+            self.loop.call_soon_threadsafe(fn, *args)
+
+    def index_status(self, status: protocol.IndexStatus) -> None:
+        self._later(self.protocol.notify, INDEX_STATUS, protocol.to_wire(status))
+
+    def log_message(self, level: int, message: str) -> None:
+        log.log(level, "%s", message)
+        params = types.LogMessageParams(type=_MESSAGE_TYPES.get(level, types.MessageType.Log), message=message)
+        self._later(self.window_log_message, params)
+
+    def show_message(self, level: int, message: str) -> None:
+        log.log(level, "%s", message)
+        params = types.ShowMessageParams(type=_MESSAGE_TYPES.get(level, types.MessageType.Log), message=message)
+        self._later(self.window_show_message, params)
+
+    def progress_begin(self, title: str, message: str) -> Any:
+        window = getattr(self.client_capabilities, "window", None)
+        if not getattr(window, "work_done_progress", False):
+            return None
+        token = f"kbls-{uuid.uuid4()}"
+        self._later(lambda: asyncio.ensure_future(self._create_progress(token, title, message)))
+        return token
+
+    def progress_report(self, handle: Any, percentage: int, message: str) -> None:
+        if handle is not None:
+            self._later(self._progress_event, handle, "report", (percentage, message))
+
+    def progress_end(self, handle: Any, message: str) -> None:
+        if handle is not None:
+            self._later(self._progress_event, handle, "end", message)
+
+    async def _create_progress(self, token: str, title: str, message: str) -> None:
+        """Ask the client for the token; send begin, then whatever arrived meanwhile."""
+        state: dict[str, Any] = {"ready": False, "report": None, "end": None}
+        self._tokens[token] = state
+        try:
+            await asyncio.wait_for(self.work_done_progress.create_async(token), 10)
+        except Exception as exc:  # the client refused or never answered: no progress UI
+            log.info("window/workDoneProgress/create failed: %s", exc)
+            self._tokens.pop(token, None)
+            return
+        state["ready"] = True
+        self.work_done_progress.begin(
+            token, types.WorkDoneProgressBegin(title=title, message=message, percentage=0, cancellable=False)
+        )
+        if state["report"] is not None:
+            self._progress_event(token, "report", state["report"])
+        if state["end"] is not None:
+            self._progress_event(token, "end", state["end"])
+
+    def _progress_event(self, token: str, kind: str, value: Any) -> None:
+        state = self._tokens.get(token)
+        if state is None:
+            return
+        if not state["ready"]:
+            state[kind] = value  # keep the latest; sent once the token exists
+            return
+        if kind == "report":
+            percentage, message = value
+            self.work_done_progress.report(
+                token, types.WorkDoneProgressReport(message=message, percentage=percentage)
+            )
+        else:
+            self.work_done_progress.end(token, types.WorkDoneProgressEnd(message=value))
+            self._tokens.pop(token, None)
+
+
+def _folders(params: types.InitializeParams) -> list[tuple[str, Path]]:
+    """Workspace folders as (uri, path); falls back to rootUri / rootPath."""
+    folders = [(f.uri, f.uri) for f in params.workspace_folders or []]
+    if not folders and params.root_uri:
+        folders = [(params.root_uri, params.root_uri)]
+    out = []
+    for uri, raw in folders:
+        path = to_fs_path(raw) if raw.startswith("file:") else None
+        if path:
+            out.append((uri, Path(path)))
+        else:
+            log.warning("ignoring workspace folder %s: not a file:// URI", uri)
+    if not out and params.root_path:
+        out.append((Path(params.root_path).as_uri(), Path(params.root_path)))
+    return out
+
+
+def _path(uri: str) -> Path:
+    """The file path of a `file://` URI; anything else is `InvalidParams`."""
+    path = to_fs_path(uri) if isinstance(uri, str) and uri.startswith("file:") else None
+    if not path:
+        raise JsonRpcInvalidParams(f"uri must be a file:// URI, not {uri!r}")
+    return Path(path)
+
+
+server = KblsServer()
+
+
+@server.feature(types.INITIALIZE)
+def initialize(ls: KblsServer, params: types.InitializeParams) -> None:
+    ls.setup(params)
+
+
+@server.feature(types.INITIALIZED)
+def initialized(ls: KblsServer, params: types.InitializedParams) -> None:
+    ls.start()
+
+
+@server.feature(types.SHUTDOWN)
+def shutdown(ls: KblsServer, params: Any) -> None:
+    if ls.daemon is not None:
+        ls.daemon.shutdown()
+
+
+@server.feature("kb/search")
+async def kb_search(ls: KblsServer, params: Any) -> Any:
+    query = protocol.parse(params, protocol.SearchParams)
+    return protocol.to_wire(await ls.call(ls.search_pool, ls.daemon.search, query))
+
+
+@server.feature("kb/related")
+async def kb_related(ls: KblsServer, params: Any) -> Any:
+    request = protocol.parse(params, protocol.RelatedParams)
+    line = request.position.line if request.position else None
+    result = await ls.call(ls.query_pool, ls.daemon.related_result, _path(request.uri), line, request.limit)
+    return protocol.to_wire(result)
+
+
+@server.feature("kb/status")
+async def kb_status(ls: KblsServer, params: Any) -> Any:
+    return protocol.to_wire(await ls.call(ls.query_pool, ls.daemon.status))
+
+
+@server.feature("kb/reindex")
+async def kb_reindex(ls: KblsServer, params: Any) -> Any:
+    request = protocol.parse(params, protocol.ReindexParams)
+    paths = [_path(uri) for uri in request.uris] if request.uris is not None else None
+    queued = await ls.call(ls.query_pool, ls.daemon.reindex, paths, request.force)
+    return protocol.to_wire(protocol.ReindexResult(queued=queued))
+
+
+@server.feature(types.TEXT_DOCUMENT_HOVER)
+async def hover(ls: KblsServer, params: types.HoverParams) -> types.Hover | None:
+    try:
+        hits = await ls.call(
+            ls.query_pool, ls.daemon.related, _path(params.text_document.uri), params.position.line, HOVER_LIMIT
+        )
+    except JsonRpcInvalidParams:
+        return None  # hovering a file outside the knowledge base: nothing to say
+    if not hits:
+        return None
+    return types.Hover(
+        contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=protocol.related_markdown(hits))
+    )
+
+
+@server.feature(types.WORKSPACE_SYMBOL)
+async def workspace_symbol(ls: KblsServer, params: types.WorkspaceSymbolParams) -> list[types.SymbolInformation]:
+    if not params.query.strip():
+        return []
+    query = protocol.SearchParams(query=params.query[:4096], limit=SYMBOL_LIMIT)
+    result = await ls.call(ls.search_pool, ls.daemon.search, query)
+    return [protocol.symbol_of(hit) for hit in result.hits]
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+def did_save(ls: KblsServer, params: types.DidSaveTextDocumentParams) -> None:
+    ls.start()
+    if ls.daemon is not None and params.text_document.uri.startswith("file:"):
+        ls.daemon.file_saved(_path(params.text_document.uri))
+
+
+@server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
+def did_change_folders(ls: KblsServer, params: types.DidChangeWorkspaceFoldersParams) -> None:
+    if ls.daemon is None:
+        return
+    for folder in params.event.removed:
+        if folder.uri.startswith("file:"):
+            ls.daemon.remove_root(_path(folder.uri))
+    for folder in params.event.added:
+        if folder.uri.startswith("file:"):
+            ls.daemon.add_root(folder.uri, _path(folder.uri))
+
+
+# -- entry point ---------------------------------------------------------------------------
+def _configure_logging(log_file: str | None, level: str) -> None:
+    numeric = getattr(logging, str(level).upper(), None)
+    if not isinstance(numeric, int):
+        numeric = logging.INFO
+    handler: logging.Handler = logging.FileHandler(log_file) if log_file else logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(numeric)
+    # pygls logs every message it sends at INFO: keep that for --log-level DEBUG only.
+    logging.getLogger("pygls").setLevel(numeric if numeric <= logging.DEBUG else logging.WARNING)
+
+
+def _parse_tcp(value: str) -> tuple[str, int]:
+    host, _, port = value.rpartition(":")
+    if not port.isdigit():
+        raise SystemExit(f"kbls: --tcp expects HOST:PORT or PORT, not {value!r}")
+    return host or "127.0.0.1", int(port)
+
+
+def serve(tcp: str | None = None, log_file: str | None = None, log_level: str = "INFO") -> int:
+    """Run the language server until the client disconnects; stdio unless `tcp` is given."""
+    _configure_logging(log_file, log_level)
+    log.info("kbls %s serving (pid %d)", __version__, os.getpid())
+    if tcp:
+        host, port = _parse_tcp(tcp)
+        server.start_tcp(host, port)
+        return 0
+    # stdout carries the protocol: anything else that writes to fd 1 (a library's print, a C
+    # extension's warning) would corrupt it, so fd 1 becomes stderr and the protocol keeps a
+    # private duplicate of the real stdout.
+    protocol_out = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    sys.stdout = sys.stderr
+    server.start_io(sys.stdin.buffer, protocol_out)
+    return 0

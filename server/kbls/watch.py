@@ -1,0 +1,164 @@
+"""Watch one workspace root for changes made outside the editor (git checkout, sync tools).
+
+A watchdog observer per root feeds a debouncer: events are collected until the root has been
+quiet for `delay` seconds (or `max_wait` has passed since the first one), then handed over as one
+batch. Read-only events (`opened`, `closed_no_write`) are dropped: the daemon reads every file it
+indexes, and counting those reads as changes would re-trigger indexing forever. Directory
+events (a folder moved, deleted or created) ask for a rescan of the root instead of a file list:
+the scan is incremental, so that costs a walk and a stat per file.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Callable
+
+from watchdog.events import (
+    EVENT_TYPE_CLOSED,
+    EVENT_TYPE_CREATED,
+    EVENT_TYPE_DELETED,
+    EVENT_TYPE_MODIFIED,
+    EVENT_TYPE_MOVED,
+    FileSystemEvent,
+    FileSystemEventHandler,
+)
+from watchdog.observers import Observer
+
+from kbls.scan import ALWAYS_SKIPPED_DIRS
+
+log = logging.getLogger(__name__)
+
+#: events that mean the content or the name of a file changed; everything else is ignored.
+WRITE_EVENTS = {EVENT_TYPE_CREATED, EVENT_TYPE_MODIFIED, EVENT_TYPE_DELETED, EVENT_TYPE_MOVED, EVENT_TYPE_CLOSED}
+
+#: callback(changed root-relative paths, rescan the whole root)
+BatchFn = Callable[[set[str], bool], None]
+
+
+class Debouncer:
+    """Collects paths and calls `flush(paths, rescan)` once events stop for `delay` seconds."""
+
+    def __init__(self, flush: BatchFn, delay: float = 0.2, max_wait: float = 2.0) -> None:
+        self._flush = flush
+        self.delay = delay
+        self.max_wait = max_wait
+        self._paths: set[str] = set()
+        self._rescan = False
+        self._first = 0.0
+        self._last = 0.0
+        self._cond = threading.Condition()
+        self._stopped = False
+        self._thread = threading.Thread(target=self._run, name="kbls-debounce", daemon=True)
+        self._thread.start()
+
+    def add(self, paths: set[str], rescan: bool = False) -> None:
+        with self._cond:
+            now = time.monotonic()
+            if not self._paths and not self._rescan:
+                self._first = now
+            self._paths |= paths
+            self._rescan = self._rescan or rescan
+            self._last = now
+            self._cond.notify()
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while not self._stopped and not (self._paths or self._rescan):
+                    self._cond.wait()
+                if self._stopped:
+                    return
+                now = time.monotonic()
+                due = min(self._last + self.delay, self._first + self.max_wait)
+                if now < due:
+                    self._cond.wait(due - now)
+                    continue
+                paths, rescan = self._paths, self._rescan
+                self._paths, self._rescan = set(), False
+            try:
+                self._flush(paths, rescan)
+            except Exception:  # a failing callback must not end the watch
+                log.exception("cannot hand over a batch of %d changed paths", len(paths))
+
+    def stop(self) -> None:
+        with self._cond:
+            self._stopped = True
+            self._cond.notify()
+        self._thread.join(timeout=2)
+
+
+class _Handler(FileSystemEventHandler):
+    def __init__(self, watcher: "RootWatcher") -> None:
+        self.watcher = watcher
+
+    def on_any_event(self, event: FileSystemEvent) -> None:
+        if event.event_type not in WRITE_EVENTS:
+            return  # opened, closed_no_write, attrib: nothing was written
+        self.watcher.handle(event)
+
+
+class RootWatcher:
+    """One root's observer. `wanted(rel)` applies the root's include/exclude rules."""
+
+    def __init__(
+        self,
+        root: Path,
+        wanted: Callable[[str], bool],
+        on_batch: BatchFn,
+        *,
+        ignored_dirs: tuple[Path, ...] = (),
+        delay: float = 0.2,
+    ) -> None:
+        self.root = Path(os.path.abspath(root))
+        self.wanted = wanted
+        self.ignored_dirs = tuple(Path(os.path.abspath(d)) for d in ignored_dirs)
+        self.debouncer = Debouncer(on_batch, delay=delay)
+        self.observer = Observer()
+        self.observer.daemon = True
+        self.observer.schedule(_Handler(self), str(self.root), recursive=True)
+
+    def start(self) -> None:
+        self.observer.start()
+
+    def stop(self) -> None:
+        try:
+            self.observer.stop()
+            self.observer.join(timeout=2)
+        except Exception:  # stopping must never raise into shutdown
+            log.exception("cannot stop the watcher of %s", self.root)
+        self.debouncer.stop()
+
+    def _relative(self, raw: str | bytes) -> str | None:
+        path = Path(os.fsdecode(raw))
+        try:
+            rel = path.relative_to(self.root)
+        except ValueError:
+            return None
+        if any(part in ALWAYS_SKIPPED_DIRS for part in rel.parts):
+            return None
+        if any(path == d or d in path.parents for d in self.ignored_dirs):
+            return None  # the store's own writes
+        return rel.as_posix()
+
+    def handle(self, event: FileSystemEvent) -> None:
+        sources = [event.src_path]
+        if event.event_type == EVENT_TYPE_MOVED:
+            sources.append(event.dest_path)
+        rels = [r for r in (self._relative(s) for s in sources) if r]
+        if not rels:
+            return
+        if event.is_directory:
+            # A folder's own `modified` fires for every change inside it: the files report
+            # themselves. Created, moved or deleted folders are rescanned.
+            if event.event_type != EVENT_TYPE_MODIFIED:
+                log.debug("folder %s %s: rescan", rels[0], event.event_type)
+                self.debouncer.add(set(), rescan=True)
+            return
+        wanted = {r for r in rels if self.wanted(r)}
+        if wanted:
+            log.debug("%s: %s", event.event_type, ", ".join(sorted(wanted)))
+            self.debouncer.add(wanted)
