@@ -158,7 +158,9 @@ function M.client_config(root)
     cmd_env = opts.cmd_env,
     root_dir = root,
     workspace_folders = { { uri = vim.uri_from_fname(root), name = vim.fs.basename(root) } },
-    init_options = opts.init_options,
+    -- An empty Lua table would be sent as `[]`; the server wants an object.
+    init_options = (type(opts.init_options) == "table" and next(opts.init_options) ~= nil) and opts.init_options
+      or vim.empty_dict(),
     handlers = {
       ["kb/indexStatus"] = function(_, result, ctx)
         M.index_status[ctx.client_id] = result
@@ -183,7 +185,10 @@ end
 
 local function reuse(root)
   return function(client, _)
-    return client.name == M.name and client.root_dir ~= nil and vim.fs.normalize(client.root_dir) == root
+    return client.name == M.name
+      and running(client)
+      and client.root_dir ~= nil
+      and vim.fs.normalize(client.root_dir) == root
   end
 end
 

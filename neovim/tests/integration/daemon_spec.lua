@@ -104,6 +104,15 @@ local function capture_notify(fn)
   return msgs
 end
 
+--- The last `n` lines of Neovim's LSP log (the daemon's stderr ends up there).
+local function log_tail(n)
+  local ok, lines = pcall(vim.fn.readfile, vim.lsp.get_log_path())
+  if not ok or #lines == 0 then
+    return "(the LSP log is empty)"
+  end
+  return table.concat(vim.list_slice(lines, math.max(1, #lines - n + 1)), "\n")
+end
+
 local function paths(items)
   return vim.tbl_map(function(item)
     return item.relpath
@@ -123,12 +132,26 @@ describe("kbls against the real daemon", function()
     vim.cmd("cd " .. vim.fn.fnameescape(root))
     kbls.setup({ cmd = { SERVER, "serve" }, picker = "select" })
     vim.cmd("edit " .. vim.fn.fnameescape(root .. "/rust/borrowing.md"))
+    local id = lsp._by_root[root]
+    assert(id, "no client was started for " .. root)
     local attached = vim.wait(START_TIMEOUT, function()
-      local c = lsp.clients(0)[1]
-      return c ~= nil and c.initialized == true
+      local c = vim.lsp.get_client_by_id(id)
+      return c == nil or c:is_stopped() or c.initialized == true
     end, 50)
-    local c = lsp.clients(0)[1] or lsp.clients()[1]
-    assert(attached, "the client did not attach and initialize within " .. START_TIMEOUT .. " ms" .. (c and "" or " (no client started; see :LspLog)"))
+    local c = vim.lsp.get_client_by_id(id)
+    if not (attached and c and not c:is_stopped() and c.initialized) then
+      vim.wait(500) -- let the log be written
+      error(
+        ("the client did not %s within %d ms; `%s serve` stderr (from %s):\n%s"):format(
+          attached and "stay up" or "initialize",
+          START_TIMEOUT,
+          SERVER,
+          vim.lsp.get_log_path(),
+          log_tail(40)
+        ),
+        0
+      )
+    end
     client = c
     -- Wait until the first index is complete: kb/status says ready with every note in it.
     local last
@@ -142,7 +165,7 @@ describe("kbls against the real daemon", function()
         and st.roots[1] ~= nil
         and (st.roots[1].files or 0) >= NOTE_COUNT
     end, 250)
-    assert(ready, "the index was not ready within " .. START_TIMEOUT .. " ms; last kb/status: " .. vim.inspect(last))
+    assert(ready, "the index was not ready within " .. START_TIMEOUT .. " ms; last kb/status: " .. vim.inspect(last) .. "\nLSP log:\n" .. log_tail(20))
   end)
 
   teardown(function()
