@@ -8,10 +8,21 @@ local plugin_root = vim.fs.dirname(tests_dir)
 
 vim.opt.runtimepath:prepend(plugin_root)
 vim.opt.runtimepath:append(plugin_root .. "/after")
-for _, var in ipairs({ "KBLS_PLENARY_PATH", "KBLS_TELESCOPE_PATH" }) do
-  local p = os.getenv(var)
-  if p and p ~= "" then
-    vim.opt.runtimepath:append(p)
+
+-- telescope.nvim and plenary.nvim only for the specs under tests/telescope: the others check
+-- the behaviour without them.
+local wants_telescope = false
+for i = 1, #arg do
+  if arg[i]:find("telescope", 1, true) then
+    wants_telescope = true
+  end
+end
+if wants_telescope then
+  for _, var in ipairs({ "KBLS_PLENARY_PATH", "KBLS_TELESCOPE_PATH" }) do
+    local p = os.getenv(var)
+    if p and p ~= "" then
+      vim.opt.runtimepath:append(p)
+    end
   end
 end
 vim.opt.swapfile = false
@@ -33,12 +44,21 @@ if #files == 0 then
   files = { tests_dir .. "/unit" }
 end
 
-_G.arg = { [0] = script, "--output=" .. tests_dir .. "/helpers/output.lua", "--pattern=_spec%.lua$", "--no-auto-insulate" }
+_G.arg = {
+  [0] = script,
+  "--output=" .. tests_dir .. "/helpers/output.lua",
+  "--pattern=_spec%.lua$",
+  "--no-auto-insulate",
+}
 vim.list_extend(_G.arg, files)
 
 local ok, err = pcall(require, "busted.runner")
 if not ok then
-  io.stdout:write("cannot load busted (apt-get install lua-busted): ", tostring(err), "\n0 passed, 1 failed\n")
+  io.stdout:write(
+    "cannot load busted (apt-get install lua-busted): ",
+    tostring(err),
+    "\n0 passed, 1 failed\n"
+  )
   os.exit(1)
 end
 -- Called through pcall, busted exits the process itself (status = failures + errors).

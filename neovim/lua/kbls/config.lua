@@ -77,15 +77,30 @@ function M.validate(opts)
     "cmd must be a non-empty list of strings or a function"
   )
   check(type(opts.filetypes) == "table", "filetypes must be a list")
-  check(type(opts.root_markers) == "table" and #opts.root_markers > 0, "root_markers must be a non-empty list")
-  check(valid_pickers[opts.picker] ~= nil, "picker must be one of auto, telescope, select")
-  check(type(opts.search) == "table" and valid_modes[opts.search.mode] ~= nil, "search.mode must be hybrid, semantic or lexical")
   check(
-    type(opts.search) == "table" and type(opts.search.limit) == "number" and opts.search.limit >= 1 and opts.search.limit <= 200,
+    type(opts.root_markers) == "table" and #opts.root_markers > 0,
+    "root_markers must be a non-empty list"
+  )
+  check(valid_pickers[opts.picker] ~= nil, "picker must be one of auto, telescope, select")
+  check(
+    type(opts.search) == "table" and valid_modes[opts.search.mode] ~= nil,
+    "search.mode must be hybrid, semantic or lexical"
+  )
+  check(
+    type(opts.search) == "table"
+      and type(opts.search.limit) == "number"
+      and opts.search.limit >= 1
+      and opts.search.limit <= 200,
     "search.limit must be a number from 1 to 200"
   )
-  check(type(opts.search) == "table" and type(opts.search.debounce) == "number" and opts.search.debounce >= 0, "search.debounce must be a number >= 0")
-  check(type(opts.keymaps) == "boolean" or type(opts.keymaps) == "table", "keymaps must be a boolean or a table")
+  check(
+    type(opts.search) == "table" and type(opts.search.debounce) == "number" and opts.search.debounce >= 0,
+    "search.debounce must be a number >= 0"
+  )
+  check(
+    type(opts.keymaps) == "boolean" or type(opts.keymaps) == "table",
+    "keymaps must be a boolean or a table"
+  )
   return problems
 end
 
@@ -105,7 +120,10 @@ function M.setup(user)
   merged.cmd = normalize_cmd(merged.cmd)
   local problems = M.validate(merged)
   if #problems > 0 then
-    vim.notify("kbls: invalid options, using defaults for them: " .. table.concat(problems, "; "), vim.log.levels.WARN)
+    vim.notify(
+      "kbls: invalid options, using defaults for them: " .. table.concat(problems, "; "),
+      vim.log.levels.WARN
+    )
     local defaults = vim.deepcopy(M.defaults)
     for key, value in pairs(merged) do
       local single = vim.tbl_deep_extend("force", vim.deepcopy(M.defaults), { [key] = value })

@@ -53,23 +53,36 @@ end
 function M.check_client(client)
   local result, err = lsp.request_sync(client, "kb/status", vim.empty_dict())
   if not result then
-    health.error(("kb/status failed for %s: %s"):format(client.root_dir or "?", err and (err.message or vim.inspect(err)) or "no answer"))
+    health.error(
+      ("kb/status failed for %s: %s"):format(
+        client.root_dir or "?",
+        err and (err.message or vim.inspect(err)) or "no answer"
+      )
+    )
     return
   end
-  health.ok(("kbls %s running for %s (state: %s)"):format(tostring(result.version), client.root_dir or "?", tostring(result.state)))
+  health.ok(
+    ("kbls %s running for %s (state: %s)"):format(
+      tostring(result.version),
+      client.root_dir or "?",
+      tostring(result.state)
+    )
+  )
   if result.model and result.model ~= vim.NIL then
     health.ok(("model: %s (dimension %s)"):format(tostring(result.model), tostring(result.dimension)))
   else
     health.warn("model: not loaded yet")
   end
   for _, root in ipairs(type(result.roots) == "table" and result.roots or {}) do
-    health.ok(("store for %s: %s (%s, %s files, %s chunks)"):format(
-      type(root.uri) == "string" and vim.uri_to_fname(root.uri) or "?",
-      tostring(root.store),
-      status.human_bytes(root.storeBytes),
-      tostring(root.files),
-      tostring(root.chunks)
-    ))
+    health.ok(
+      ("store for %s: %s (%s, %s files, %s chunks)"):format(
+        type(root.uri) == "string" and vim.uri_to_fname(root.uri) or "?",
+        tostring(root.store),
+        status.human_bytes(root.storeBytes),
+        tostring(root.files),
+        tostring(root.chunks)
+      )
+    )
     for _, e in ipairs(type(root.errors) == "table" and root.errors or {}) do
       health.warn(("could not index %s: %s"):format(tostring(e.path), tostring(e.reason)))
     end

@@ -19,14 +19,25 @@ end
 
 local function report(what, err)
   if err and not search.is_cancelled(err) then
-    notify(("%s failed: %s"):format(what, type(err) == "table" and (err.message or vim.inspect(err)) or tostring(err)), vim.log.levels.ERROR)
+    notify(
+      ("%s failed: %s"):format(
+        what,
+        type(err) == "table" and (err.message or vim.inspect(err)) or tostring(err)
+      ),
+      vim.log.levels.ERROR
+    )
     return true
   end
   return err ~= nil
 end
 
 local function define_highlights()
-  for name, link in pairs({ KblsTitle = "Title", KblsBreadcrumb = "Comment", KblsPath = "Directory", KblsReason = "Comment" }) do
+  for name, link in pairs({
+    KblsTitle = "Title",
+    KblsBreadcrumb = "Comment",
+    KblsPath = "Directory",
+    KblsReason = "Comment",
+  }) do
     vim.api.nvim_set_hl(0, name, { link = link, default = true })
   end
 end
@@ -58,7 +69,9 @@ function M.setup(opts)
       end,
     })
     for _, buf in ipairs(vim.api.nvim_list_bufs()) do
-      if vim.api.nvim_buf_is_loaded(buf) and vim.tbl_contains(config.options.filetypes, vim.bo[buf].filetype) then
+      if
+        vim.api.nvim_buf_is_loaded(buf) and vim.tbl_contains(config.options.filetypes, vim.bo[buf].filetype)
+      then
         M.attach(buf)
       end
     end
@@ -71,7 +84,10 @@ end
 function M.attach(bufnr)
   local exe = executable()
   if exe and vim.fn.executable(exe) ~= 1 then
-    vim.notify_once(("kbls: %q is not executable; set `cmd` in require('kbls').setup()"):format(exe), vim.log.levels.ERROR)
+    vim.notify_once(
+      ("kbls: %q is not executable; set `cmd` in require('kbls').setup()"):format(exe),
+      vim.log.levels.ERROR
+    )
     return nil
   end
   return lsp.start(bufnr)

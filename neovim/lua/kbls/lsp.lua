@@ -134,10 +134,30 @@ local function set_keymaps(bufnr)
   local maps = config.keymaps()
   local kbls = require("kbls")
   local actions = {
-    search = { function() kbls.search() end, "kbls: search the knowledge base" },
-    related = { function() kbls.related() end, "kbls: notes related to the cursor" },
-    status = { function() kbls.status() end, "kbls: index status" },
-    reindex = { function() kbls.reindex() end, "kbls: reindex" },
+    search = {
+      function()
+        kbls.search()
+      end,
+      "kbls: search the knowledge base",
+    },
+    related = {
+      function()
+        kbls.related()
+      end,
+      "kbls: notes related to the cursor",
+    },
+    status = {
+      function()
+        kbls.status()
+      end,
+      "kbls: index status",
+    },
+    reindex = {
+      function()
+        kbls.reindex()
+      end,
+      "kbls: reindex",
+    },
   }
   for action, lhs in pairs(maps) do
     local spec = actions[action]
@@ -159,7 +179,8 @@ function M.client_config(root)
     root_dir = root,
     workspace_folders = { { uri = vim.uri_from_fname(root), name = vim.fs.basename(root) } },
     -- An empty Lua table would be sent as `[]`; the server wants an object.
-    init_options = (type(opts.init_options) == "table" and next(opts.init_options) ~= nil) and opts.init_options
+    init_options = (type(opts.init_options) == "table" and next(opts.init_options) ~= nil)
+        and opts.init_options
       or vim.empty_dict(),
     handlers = {
       ["kb/indexStatus"] = function(_, result, ctx)
@@ -262,7 +283,10 @@ function M.client(bufnr)
     return running[1]
   end
   if not root then
-    return nil, "no kbls workspace here: open a note, or cd into a folder holding one of " .. vim.inspect(config.options.root_markers)
+    return nil,
+      "no kbls workspace here: open a note, or cd into a folder holding one of " .. vim.inspect(
+        config.options.root_markers
+      )
   end
   local id = M.start_root(root)
   local client = id and vim.lsp.get_client_by_id(id)
@@ -285,21 +309,25 @@ function M.when_ready(client, fn, on_timeout, timeout)
   timeout = timeout or 30000
   local waited = 0
   local timer = assert(vim.uv.new_timer())
-  timer:start(20, 20, vim.schedule_wrap(function()
-    waited = waited + 20
-    local stopped = call(client, "is_stopped")
-    if client.initialized or stopped or waited >= timeout then
-      if not timer:is_closing() then
-        timer:stop()
-        timer:close()
+  timer:start(
+    20,
+    20,
+    vim.schedule_wrap(function()
+      waited = waited + 20
+      local stopped = call(client, "is_stopped")
+      if client.initialized or stopped or waited >= timeout then
+        if not timer:is_closing() then
+          timer:stop()
+          timer:close()
+        end
+        if client.initialized then
+          fn()
+        elseif on_timeout then
+          on_timeout()
+        end
       end
-      if client.initialized then
-        fn()
-      elseif on_timeout then
-        on_timeout()
-      end
-    end
-  end))
+    end)
+  )
 end
 
 --- Send a request; the handler gets `(err, result)` exactly once, unless the request is

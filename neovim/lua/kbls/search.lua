@@ -81,7 +81,8 @@ function M.item(hit)
     hit = hit,
     uri = hit.uri,
     filename = filename,
-    relpath = type(hit.path) == "string" and hit.path ~= "" and hit.path or vim.fn.fnamemodify(filename, ":~:."),
+    relpath = type(hit.path) == "string" and hit.path ~= "" and hit.path
+      or vim.fn.fnamemodify(filename, ":~:."),
     lnum = lnum,
     end_lnum = end_lnum,
     col = 1,
@@ -209,7 +210,12 @@ function M.search_params(query, opts)
     return nil
   end
   opts = vim.tbl_extend("force", config.options.search, opts or {})
-  local params = { query = query:sub(1, 4096), limit = opts.limit, mode = opts.mode, groupByFile = opts.group_by_file and true or false }
+  local params = {
+    query = query:sub(1, 4096),
+    limit = opts.limit,
+    mode = opts.mode,
+    groupByFile = opts.group_by_file and true or false,
+  }
   if opts.filters then
     params.filters = opts.filters
   end
@@ -226,7 +232,10 @@ function M.related_params(bufnr, position, limit)
   if name == "" then
     return nil
   end
-  local params = { uri = vim.uri_from_fname(vim.fs.normalize(vim.fn.fnamemodify(name, ":p"))), limit = limit or config.options.related.limit }
+  local params = {
+    uri = vim.uri_from_fname(vim.fs.normalize(vim.fn.fnamemodify(name, ":p"))),
+    limit = limit or config.options.related.limit,
+  }
   if position then
     params.position = { line = position.line, character = position.character or 0 }
   end
@@ -287,9 +296,10 @@ function M.live(opts)
   opts = opts or {}
   local self = setmetatable({}, Live)
   self._search_opts = opts.search
-  self._send = opts.send or function(params, handler)
-    return require("kbls.api").search(params, handler, { bufnr = opts.bufnr })
-  end
+  self._send = opts.send
+    or function(params, handler)
+      return require("kbls.api").search(params, handler, { bufnr = opts.bufnr })
+    end
   self._requester = lsp.requester()
   self._debounced = util.debounce(function(query, cb)
     self:send(query, cb)

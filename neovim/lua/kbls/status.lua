@@ -36,7 +36,11 @@ function M.lines(st)
     lines[#lines + 1] = ("root %s: %s files, %s chunks"):format(path, s(root.files), s(root.chunks))
     lines[#lines + 1] = ("  store: %s (%s)"):format(s(root.store), human_bytes(root.storeBytes))
     if type(root.sqlite) == "table" then
-      lines[#lines + 1] = ("  sqlite: %s %s, vec %s"):format(s(root.sqlite.module), s(root.sqlite.version), s(root.sqlite.vec))
+      lines[#lines + 1] = ("  sqlite: %s %s, vec %s"):format(
+        s(root.sqlite.module),
+        s(root.sqlite.version),
+        s(root.sqlite.vec)
+      )
     end
     for _, e in ipairs(type(root.errors) == "table" and root.errors or {}) do
       lines[#lines + 1] = ("  error: %s: %s"):format(s(e.path), s(e.reason))

@@ -20,7 +20,9 @@ return function(options)
   end
 
   local function describe_failure(f, kind)
-    local where = f.element and f.element.trace and f.element.trace.short_src
+    local where = f.element
+        and f.element.trace
+        and f.element.trace.short_src
         and (f.element.trace.short_src .. ":" .. tostring(f.element.trace.currentline))
       or "?"
     local s = ("%s %s (%s)\n%s"):format(kind, f.name or "?", where, message(f.message))

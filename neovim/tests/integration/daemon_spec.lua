@@ -165,7 +165,15 @@ describe("kbls against the real daemon", function()
         and st.roots[1] ~= nil
         and (st.roots[1].files or 0) >= NOTE_COUNT
     end, 250)
-    assert(ready, "the index was not ready within " .. START_TIMEOUT .. " ms; last kb/status: " .. vim.inspect(last) .. "\nLSP log:\n" .. log_tail(20))
+    assert(
+      ready,
+      "the index was not ready within "
+        .. START_TIMEOUT
+        .. " ms; last kb/status: "
+        .. vim.inspect(last)
+        .. "\nLSP log:\n"
+        .. log_tail(20)
+    )
   end)
 
   teardown(function()
@@ -188,7 +196,10 @@ describe("kbls against the real daemon", function()
   it("attaches one client to a markdown buffer, rooted at the .kbls.yaml folder", function()
     assert.equals(1, #lsp.clients(0))
     assert.equals(root, client.root_dir)
-    assert.is_true(client.server_capabilities.hoverProvider == true or type(client.server_capabilities.hoverProvider) == "table")
+    assert.is_true(
+      client.server_capabilities.hoverProvider == true
+        or type(client.server_capabilities.hoverProvider) == "table"
+    )
     vim.cmd("edit " .. vim.fn.fnameescape(root .. "/cooking/bread.md"))
     assert.is_true(vim.wait(5000, function()
       return lsp.clients(0)[1] ~= nil
@@ -199,7 +210,11 @@ describe("kbls against the real daemon", function()
 
   it("kb/search returns the expected note first", function()
     local err, result = await("kb/search", function(done)
-      api.search(search.search_params("when does a sourdough starter need feeding"), done, { client = client })
+      api.search(
+        search.search_params("when does a sourdough starter need feeding"),
+        done,
+        { client = client }
+      )
     end)
     assert.is_nil(err)
     assert.is_table(result.hits)
@@ -217,7 +232,11 @@ describe("kbls against the real daemon", function()
     vim.ui.select = function(items, opts, cb)
       shown = vim.tbl_map(opts.format_item, items)
       for _, item in ipairs(items) do
-        if item.relpath == "astronomy/black-holes.md" and #item.sections > 0 and item.sections[1] == "Event horizon" then
+        if
+          item.relpath == "astronomy/black-holes.md"
+          and #item.sections > 0
+          and item.sections[1] == "Event horizon"
+        then
           chosen = item
           break
         end
@@ -266,7 +285,10 @@ describe("kbls against the real daemon", function()
     for _, item in ipairs(listed) do
       assert.are_not.equal(self_path, item.filename)
     end
-    assert.is_true(vim.tbl_contains(paths(listed), "cooking/bread.md"), "bread.md not among " .. vim.inspect(paths(listed)))
+    assert.is_true(
+      vim.tbl_contains(paths(listed), "cooking/bread.md"),
+      "bread.md not among " .. vim.inspect(paths(listed))
+    )
   end)
 
   it("kb/related itself never returns the note (server side)", function()
@@ -298,27 +320,38 @@ describe("kbls against the real daemon", function()
     local contents = res.result.contents
     assert.equals("markdown", contents.kind)
     assert.matches("%]%(file://", contents.value)
-    assert.is_nil(contents.value:find("sourdough.md", 1, true), "hover lists the note itself: " .. contents.value)
+    assert.is_nil(
+      contents.value:find("sourdough.md", 1, true),
+      "hover lists the note itself: " .. contents.value
+    )
 
     -- and `K` (vim.lsp.buf.hover) shows it in a floating window
     vim.lsp.buf.hover()
     local float
-    assert.is_true(vim.wait(REQUEST_TIMEOUT, function()
-      for _, win in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
-        if vim.api.nvim_win_get_config(win).relative ~= "" then
-          float = win
-          return true
+    assert.is_true(
+      vim.wait(REQUEST_TIMEOUT, function()
+        for _, win in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+          if vim.api.nvim_win_get_config(win).relative ~= "" then
+            float = win
+            return true
+          end
         end
-      end
-      return false
-    end, 20), "no hover window")
+        return false
+      end, 20),
+      "no hover window"
+    )
     local text = table.concat(vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(float), 0, -1, false), "\n")
     assert.is_true(#text > 0)
     vim.api.nvim_win_close(float, true)
   end)
 
   it("workspace/symbol searches the knowledge base", function()
-    local responses = vim.lsp.buf_request_sync(0, "workspace/symbol", { query = "schwarzschild radius event horizon" }, REQUEST_TIMEOUT)
+    local responses = vim.lsp.buf_request_sync(
+      0,
+      "workspace/symbol",
+      { query = "schwarzschild radius event horizon" },
+      REQUEST_TIMEOUT
+    )
     local res = responses and responses[client.id]
     assert.is_table(res, "no workspace/symbol response")
     assert.is_nil(res.err)
@@ -327,9 +360,13 @@ describe("kbls against the real daemon", function()
   end)
 
   it("a live search cancels superseded queries and answers the last one", function()
-    local live = search.live({ debounce = 0, search = { limit = 5 }, send = function(params, handler)
-      return api.search(params, handler, { client = client })
-    end })
+    local live = search.live({
+      debounce = 0,
+      search = { limit = 5 },
+      send = function(params, handler)
+        return api.search(params, handler, { client = client })
+      end,
+    })
     local got = {}
     local function cb(hits, err, query)
       got[#got + 1] = { query = query, hits = hits, cancelled = search.is_cancelled(err), err = err }
@@ -337,9 +374,12 @@ describe("kbls against the real daemon", function()
     live:send("tom", cb)
     live:send("tomato", cb)
     live:send("tomatoes need full sun", cb)
-    assert.is_true(vim.wait(REQUEST_TIMEOUT, function()
-      return #got == 3
-    end, 20), "answers: " .. vim.inspect(got))
+    assert.is_true(
+      vim.wait(REQUEST_TIMEOUT, function()
+        return #got == 3
+      end, 20),
+      "answers: " .. vim.inspect(got)
+    )
     live:close()
     assert.is_true(got[1].cancelled)
     assert.is_true(got[2].cancelled)

@@ -42,7 +42,12 @@ describe("telescope extension", function()
       lines[i] = "line " .. i
     end
     local text = table.concat(lines, "\n")
-    root = ws.create({ [".kbls.yaml"] = "store: .kbls-store\n", ["a.md"] = text, ["b.md"] = text, ["c.md"] = text })
+    root = ws.create({
+      [".kbls.yaml"] = "store: .kbls-store\n",
+      ["a.md"] = text,
+      ["b.md"] = text,
+      ["c.md"] = text,
+    })
     server = fake.new({
       delay = 20,
       answer = function(method, params)
@@ -56,7 +61,9 @@ describe("telescope extension", function()
           end
           return { hits = hits, tookMs = 1, index = { state = "ready", pending = 0 } }
         elseif method == "kb/related" then
-          return { hits = { fake.hit(root, "b.md", "Beta", "Beta > Second", 19, 24, { reasons = { "links here" } }) } }
+          return {
+            hits = { fake.hit(root, "b.md", "Beta", "Beta > Second", 19, 24, { reasons = { "links here" } }) },
+          }
         end
         return {}
       end,
@@ -155,7 +162,10 @@ describe("telescope extension", function()
     local previewer = p.previewer
     wait("preview", function()
       local st = previewer and previewer.state
-      return st and st.bufnr and vim.api.nvim_buf_is_valid(st.bufnr) and vim.api.nvim_buf_line_count(st.bufnr) == 40
+      return st
+        and st.bufnr
+        and vim.api.nvim_buf_is_valid(st.bufnr)
+        and vim.api.nvim_buf_line_count(st.bufnr) == 40
         and #vim.api.nvim_buf_get_extmarks(st.bufnr, -1, 0, -1, { details = true }) > 0
     end)
     local st = previewer.state

@@ -31,7 +31,10 @@ describe("kbls.config", function()
   end)
 
   it("splits a string cmd on whitespace", function()
-    assert.same({ "/opt/kbls/bin/kbls", "serve", "--log", "debug" }, config.setup({ cmd = " /opt/kbls/bin/kbls serve  --log debug" }).cmd)
+    assert.same(
+      { "/opt/kbls/bin/kbls", "serve", "--log", "debug" },
+      config.setup({ cmd = " /opt/kbls/bin/kbls serve  --log debug" }).cmd
+    )
   end)
 
   it("does not modify the defaults", function()
@@ -64,6 +67,9 @@ describe("kbls.config", function()
   it("keymaps are off by default, defaults with true, selectable with a table", function()
     assert.same({}, config.keymaps(config.setup({})))
     assert.same(config.default_keymaps, config.keymaps(config.setup({ keymaps = true })))
-    assert.same({ search = "<leader>fs" }, config.keymaps(config.setup({ keymaps = { search = "<leader>fs", related = false } })))
+    assert.same(
+      { search = "<leader>fs" },
+      config.keymaps(config.setup({ keymaps = { search = "<leader>fs", related = false } }))
+    )
   end)
 end)

@@ -59,7 +59,10 @@ describe("documentation", function()
 
   it("keeps help lines within 78 columns", function()
     for i, line in ipairs(vim.split(help, "\n")) do
-      assert.is_true(vim.fn.strdisplaywidth(line) <= 78, ("doc/kbls.txt:%d is %d columns"):format(i, vim.fn.strdisplaywidth(line)))
+      assert.is_true(
+        vim.fn.strdisplaywidth(line) <= 78,
+        ("doc/kbls.txt:%d is %d columns"):format(i, vim.fn.strdisplaywidth(line))
+      )
     end
   end)
 end)

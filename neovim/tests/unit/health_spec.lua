@@ -46,7 +46,16 @@ describe(":checkhealth kbls", function()
             queue = 0,
             model = "the-model (int8, bundled)",
             dimension = 384,
-            roots = { { uri = vim.uri_from_fname(root), store = root .. "/.kbls-store", storeBytes = 2048, files = 1, chunks = 2, errors = { { path = "bad.md", reason = "invalid UTF-8" } } } },
+            roots = {
+              {
+                uri = vim.uri_from_fname(root),
+                store = root .. "/.kbls-store",
+                storeBytes = 2048,
+                files = 1,
+                chunks = 2,
+                errors = { { path = "bad.md", reason = "invalid UTF-8" } },
+              },
+            },
           }
         end
         return {}
@@ -58,7 +67,12 @@ describe(":checkhealth kbls", function()
     assert.matches("cmd is a function", text)
     assert.matches("OK kbls 9.9.9 running for " .. root, text, 1, true)
     assert.matches("OK model: the-model (int8, bundled) (dimension 384)", text, 1, true)
-    assert.matches("OK store for " .. root .. ": " .. root .. "/.kbls-store (2.0 KiB, 1 files, 2 chunks)", text, 1, true)
+    assert.matches(
+      "OK store for " .. root .. ": " .. root .. "/.kbls-store (2.0 KiB, 1 files, 2 chunks)",
+      text,
+      1,
+      true
+    )
     assert.matches("WARNING could not index bad.md: invalid UTF-8", text, 1, true)
     assert.is_nil(text:find("ERROR", 1, true), text)
   end)

@@ -46,7 +46,10 @@ describe("kbls.lsp root detection", function()
   end)
 
   it("accepts a list of markers of equal priority", function()
-    assert.equals(root .. "/repo/notes", lsp.find_root(root .. "/repo/notes/rust/borrowing.md", { { ".git", ".kbls.yaml" } }))
+    assert.equals(
+      root .. "/repo/notes",
+      lsp.find_root(root .. "/repo/notes/rust/borrowing.md", { { ".git", ".kbls.yaml" } })
+    )
   end)
 
   it("gives a buffer's root, and nil for unnamed or special buffers", function()

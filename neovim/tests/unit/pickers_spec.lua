@@ -14,10 +14,17 @@ describe("kbls pickers without telescope", function()
       lines[i] = "line " .. i
     end
     root = ws.create({ ["a.md"] = table.concat(lines, "\n"), ["b.md"] = table.concat(lines, "\n") })
-    orig = { select = vim.ui.select, input = vim.ui.input, search = api.search, related = api.related, notify = vim.notify }
+    orig = {
+      select = vim.ui.select,
+      input = vim.ui.input,
+      search = api.search,
+      related = api.related,
+      notify = vim.notify,
+    }
   end)
   after_each(function()
-    vim.ui.select, vim.ui.input, api.search, api.related, vim.notify = orig.select, orig.input, orig.search, orig.related, orig.notify
+    vim.ui.select, vim.ui.input, api.search, api.related, vim.notify =
+      orig.select, orig.input, orig.search, orig.related, orig.notify
     vim.cmd("silent! %bwipeout!")
     ws.remove(root)
   end)
@@ -50,28 +57,39 @@ describe("kbls pickers without telescope", function()
     assert.matches("telescope.nvim and plenary.nvim are needed", err)
   end)
 
-  it(":KbSearch without a query asks with vim.ui.input, then shows the hits with vim.ui.select and opens the choice", function()
-    local sent, shown
-    vim.ui.input = function(opts, cb)
-      assert.matches("kbls search", opts.prompt)
-      cb("who owns the value")
+  it(
+    ":KbSearch without a query asks with vim.ui.input, then shows the hits with vim.ui.select and opens the choice",
+    function()
+      local sent, shown
+      vim.ui.input = function(opts, cb)
+        assert.matches("kbls search", opts.prompt)
+        cb("who owns the value")
+      end
+      api.search = function(params, cb)
+        sent = params
+        cb(
+          nil,
+          {
+            hits = {
+              fake.hit(root, "a.md", "A", "A > One", 2, 4),
+              fake.hit(root, "b.md", "B", "B > Two", 19, 25),
+            },
+          }
+        )
+        return function() end
+      end
+      vim.ui.select = function(items, opts, cb)
+        shown = vim.tbl_map(opts.format_item, items)
+        assert.equals("kbls", opts.kind)
+        cb(items[2], 2)
+      end
+      vim.cmd("KbSearch")
+      assert.equals("who owns the value", sent.query)
+      assert.same({ "A › One  a.md:3", "B › Two  b.md:20" }, shown)
+      assert.equals(root .. "/b.md", vim.api.nvim_buf_get_name(0))
+      assert.equals(20, vim.api.nvim_win_get_cursor(0)[1])
     end
-    api.search = function(params, cb)
-      sent = params
-      cb(nil, { hits = { fake.hit(root, "a.md", "A", "A > One", 2, 4), fake.hit(root, "b.md", "B", "B > Two", 19, 25) } })
-      return function() end
-    end
-    vim.ui.select = function(items, opts, cb)
-      shown = vim.tbl_map(opts.format_item, items)
-      assert.equals("kbls", opts.kind)
-      cb(items[2], 2)
-    end
-    vim.cmd("KbSearch")
-    assert.equals("who owns the value", sent.query)
-    assert.same({ "A › One  a.md:3", "B › Two  b.md:20" }, shown)
-    assert.equals(root .. "/b.md", vim.api.nvim_buf_get_name(0))
-    assert.equals(20, vim.api.nvim_win_get_cursor(0)[1])
-  end)
+  )
 
   it(":KbSearch with a query sends it directly; cancelling the selection opens nothing", function()
     local asked = false

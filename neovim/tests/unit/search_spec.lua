@@ -19,14 +19,27 @@ describe("kbls.search items", function()
   end)
 
   it("turns the exclusive LSP range into 1-based inclusive lines", function()
-    assert.same({ 13, 31 }, { search.lines({ start = { line = 12, character = 0 }, ["end"] = { line = 31, character = 0 } }) })
-    assert.same({ 1, 1 }, { search.lines({ start = { line = 0, character = 0 }, ["end"] = { line = 1, character = 0 } }) })
-    assert.same({ 5, 6 }, { search.lines({ start = { line = 4, character = 0 }, ["end"] = { line = 5, character = 3 } }) })
-    assert.same({ 3, 3 }, { search.lines({ start = { line = 2, character = 0 }, ["end"] = { line = 2, character = 0 } }) })
+    assert.same(
+      { 13, 31 },
+      { search.lines({ start = { line = 12, character = 0 }, ["end"] = { line = 31, character = 0 } }) }
+    )
+    assert.same(
+      { 1, 1 },
+      { search.lines({ start = { line = 0, character = 0 }, ["end"] = { line = 1, character = 0 } }) }
+    )
+    assert.same(
+      { 5, 6 },
+      { search.lines({ start = { line = 4, character = 0 }, ["end"] = { line = 5, character = 3 } }) }
+    )
+    assert.same(
+      { 3, 3 },
+      { search.lines({ start = { line = 2, character = 0 }, ["end"] = { line = 2, character = 0 } }) }
+    )
   end)
 
   it("makes an item from a hit", function()
-    local item = search.item(fake.hit(ROOT, "rust/borrowing.md", "Borrowing", "Borrowing > Mutable references", 12, 30))
+    local item =
+      search.item(fake.hit(ROOT, "rust/borrowing.md", "Borrowing", "Borrowing > Mutable references", 12, 30))
     assert.equals(ROOT .. "/rust/borrowing.md", item.filename)
     assert.equals("rust/borrowing.md", item.relpath)
     assert.equals(13, item.lnum)
@@ -44,7 +57,8 @@ describe("kbls.search items", function()
   end)
 
   it("displays title, breadcrumb and path:line with highlights", function()
-    local item = search.item(fake.hit(ROOT, "rust/borrowing.md", "Borrowing", "Borrowing > Mutable references", 12, 30))
+    local item =
+      search.item(fake.hit(ROOT, "rust/borrowing.md", "Borrowing", "Borrowing > Mutable references", 12, 30))
     local text, hls = search.display(item)
     assert.equals("Borrowing › Mutable references  rust/borrowing.md:13", text)
     assert.equals(3, #hls)
@@ -61,7 +75,9 @@ describe("kbls.search items", function()
   end)
 
   it("shows folded hits and related reasons", function()
-    local item = search.item(fake.hit(ROOT, "b.md", "B", "B", 0, 2, { more = 2, reasons = { "links here", "shared tags: rust" } }))
+    local item = search.item(
+      fake.hit(ROOT, "b.md", "B", "B", 0, 2, { more = 2, reasons = { "links here", "shared tags: rust" } })
+    )
     local text, hls = search.display(item)
     assert.equals("B  b.md:1 (+2)  links here; shared tags: rust", text)
     assert.equals("KblsReason", hls[#hls][2])
@@ -80,12 +96,18 @@ describe("kbls.search items", function()
     local text, hls = entry:display()
     assert.equals("Borrowing › Mutable references  rust/borrowing.md:13", text)
     assert.equals(3, #hls)
-    assert.same({ filename = ROOT .. "/rust/borrowing.md", lnum = 13, end_lnum = 31 }, search.preview_target(entry.value))
+    assert.same(
+      { filename = ROOT .. "/rust/borrowing.md", lnum = 13, end_lnum = 31 },
+      search.preview_target(entry.value)
+    )
   end)
 
   it("makes quickfix items", function()
     local qf = search.qf_items({ fake.hit(ROOT, "a.md", "A", "A > S", 3, 4) })
-    assert.same({ { filename = ROOT .. "/a.md", lnum = 4, end_lnum = 5, col = 1, text = "A › S: snippet of A" } }, qf)
+    assert.same(
+      { { filename = ROOT .. "/a.md", lnum = 4, end_lnum = 5, col = 1, text = "A › S: snippet of A" } },
+      qf
+    )
     vim.fn.setqflist(qf)
     assert.equals(4, vim.fn.getqflist()[1].lnum)
   end)
@@ -97,7 +119,10 @@ describe("kbls.search params", function()
   end)
 
   it("builds kb/search params from the options", function()
-    assert.same({ query = "who owns it", limit = 7, mode = "semantic", groupByFile = false }, search.search_params("  who owns it "))
+    assert.same(
+      { query = "who owns it", limit = 7, mode = "semantic", groupByFile = false },
+      search.search_params("  who owns it ")
+    )
     assert.same(
       { query = "x", limit = 3, mode = "semantic", groupByFile = true, filters = { tags = { "rust" } } },
       search.search_params("x", { limit = 3, group_by_file = true, filters = { tags = { "rust" } } })
@@ -126,7 +151,11 @@ describe("kbls.search params", function()
   end)
 
   it("leaves out the hits of the note itself", function()
-    local hits = { fake.hit(ROOT, "a.md", "A", "A", 0, 1), fake.hit(ROOT, "b.md", "B", "B", 0, 1), fake.hit(ROOT, "a.md", "A", "A", 5, 6) }
+    local hits = {
+      fake.hit(ROOT, "a.md", "A", "A", 0, 1),
+      fake.hit(ROOT, "b.md", "B", "B", 0, 1),
+      fake.hit(ROOT, "a.md", "A", "A", 5, 6),
+    }
     local left = search.exclude_uri(hits, vim.uri_from_fname(ROOT .. "/a.md"))
     assert.equals(1, #left)
     assert.equals("b.md", left[1].path)
@@ -265,9 +294,12 @@ describe("kbls.search.live", function()
     local server = fake.new({ delay = 200, hits = { fake.hit(ROOT, "a.md", "A", "A", 0, 1) } })
     local id = vim.lsp.start({ name = "kbls", cmd = server.cmd, root_dir = ROOT }, { attach = false })
     local client = assert(vim.lsp.get_client_by_id(id))
-    local live = search.live({ debounce = 0, send = function(params, handler)
-      return require("kbls.lsp").request(client, "kb/search", params, handler)
-    end })
+    local live = search.live({
+      debounce = 0,
+      send = function(params, handler)
+        return require("kbls.lsp").request(client, "kb/search", params, handler)
+      end,
+    })
     local got = {}
     local function cb(hits, err, query)
       got[#got + 1] = { query = query, n = #hits, cancelled = search.is_cancelled(err) }

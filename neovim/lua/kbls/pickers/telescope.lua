@@ -19,7 +19,10 @@ end
 
 local function deps()
   if not M.available() then
-    error("kbls: telescope.nvim and plenary.nvim are needed for the telescope picker; set picker = \"select\" or install them", 0)
+    error(
+      'kbls: telescope.nvim and plenary.nvim are needed for the telescope picker; set picker = "select" or install them',
+      0
+    )
   end
   return {
     pickers = require("telescope.pickers"),
