@@ -129,7 +129,7 @@ class Chunker:
 
     def chunk(self, note: ParsedNote) -> list[Chunk]:
         """Chunks of `note`, in document order."""
-        drafts: list[tuple[list[str], list[_Piece]]] = []
+        drafts: list[tuple[list[str], list[_Piece], bool]] = []  # (crumb, group, whole section)
         for section in note.sections:
             crumb = [note.title, *section.headings]
             crumb_tokens = self._count([BREADCRUMB_SEP.join(crumb) + "\n\n"])[0]
@@ -138,28 +138,32 @@ class Chunker:
                 crumb = [crumb[0][:60], crumb[-1][:60]] if len(crumb) > 1 else [crumb[0][:60]]
                 crumb_tokens = self._count([BREADCRUMB_SEP.join(crumb) + "\n\n"])[0]
             room = max(self.budget - crumb_tokens, 8)
-            for group in self._pack(self._pieces(section, room), room):
-                drafts.append((crumb, group))
-        drafts = self._merge_tiny(drafts)
-        return self._finish(drafts)
+            groups = self._pack(self._pieces(section, room), room)
+            for group in groups:
+                drafts.append((crumb, group, len(groups) == 1))
+        return self._finish(self._merge_tiny(drafts))
 
-    def _merge_tiny(self, drafts: list[tuple[list[str], list[_Piece]]]) -> list[tuple[list[str], list[_Piece]]]:
+    def _merge_tiny(self, drafts: list[tuple[list[str], list[_Piece], bool]]) -> list[tuple[list[str], list[_Piece]]]:
         """Merge a tiny section's lone chunk into the next section's first chunk when it fits."""
-        merged: list[tuple[list[str], list[_Piece]]] = []
-        for crumb, group in drafts:
+        merged: list[tuple[list[str], list[_Piece], bool]] = []
+        for crumb, group, whole in drafts:
             if merged:
-                prev_crumb, prev_group = merged[-1]
+                prev_crumb, prev_group, prev_whole = merged[-1]
                 prev_tokens = sum(p.tokens + 1 for p in prev_group)
                 tokens = sum(p.tokens + 1 for p in group)
                 different_section = prev_crumb != crumb
-                tiny = prev_tokens < self.config.min_tokens or tokens < self.config.min_tokens
+                # Only a whole section can be tiny: the short last piece of a split section
+                # stays apart, or its chunk would span two non-tiny sections.
+                tiny = (prev_whole and prev_tokens < self.config.min_tokens) or (
+                    whole and tokens < self.config.min_tokens
+                )
                 common = _common_prefix(prev_crumb, crumb)
                 crumb_tokens = len(BREADCRUMB_SEP.join(common).split()) * 2 + 2
                 if different_section and tiny and prev_tokens + tokens + crumb_tokens <= self.budget * MERGE_CAP:
-                    merged[-1] = (common, prev_group + group)
+                    merged[-1] = (common, prev_group + group, prev_whole and whole)
                     continue
-            merged.append((crumb, group))
-        return merged
+            merged.append((crumb, group, whole))
+        return [(crumb, group) for crumb, group, _ in merged]
 
     def _finish(self, drafts: list[tuple[list[str], list[_Piece]]]) -> list[Chunk]:
         chunks: list[Chunk] = []
