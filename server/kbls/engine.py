@@ -36,6 +36,9 @@ MODES = ("hybrid", "semantic", "lexical")
 #: how many candidates each ranking contributes to fusion, per requested hit.
 CANDIDATES_PER_HIT = 5
 MIN_CANDIDATES = 50
+#: below this cosine similarity a note is not "related" by meaning alone (MiniLM scale: unrelated
+#: notes score around 0 to 0.15, notes on one topic 0.3 and up).
+RELATED_MIN_SIMILARITY = 0.25
 
 ProgressFn = Callable[[int, int, str], None]
 
@@ -413,9 +416,9 @@ class Engine:
                 rows = self.store.chunk_rows([rowid for _, rowid in pairs])
                 for embedding_id, rowid in pairs:
                     row = rows[rowid]
-                    if row["file_id"] == info["id"]:
-                        continue
                     score = score_of[embedding_id]
+                    if row["file_id"] == info["id"] or score < RELATED_MIN_SIMILARITY:
+                        continue
                     best = candidates.get(row["file_id"])
                     if best is None or score > best["similarity"]:
                         candidates[row["file_id"]] = {

@@ -98,11 +98,14 @@ SCHEMA = dedent(
         mtime_ns INTEGER NOT NULL DEFAULT 0,
         title TEXT NOT NULL DEFAULT '',
         kind TEXT NOT NULL DEFAULT 'md',
+        stem TEXT NOT NULL DEFAULT '',  -- lowercased file name without extension, for [[wiki]] links
         note_type TEXT,
         aliases TEXT NOT NULL DEFAULT '[]',
         error TEXT,
         indexed_at REAL NOT NULL DEFAULT 0
     );
+    CREATE INDEX IF NOT EXISTS files_stem ON files(stem);
+    CREATE INDEX IF NOT EXISTS files_title ON files(lower(title));
     CREATE TABLE IF NOT EXISTS embeddings (
         id INTEGER PRIMARY KEY AUTOINCREMENT,
         hash TEXT NOT NULL UNIQUE
@@ -506,18 +509,25 @@ class Store:
         return [tuple(r) for r in self.conn.execute("SELECT kind, target FROM links WHERE file_id = ?", (file_id,))]
 
     def resolve_link_targets(self, paths: list[str], names: list[str]) -> set[int]:
-        """File ids that `path` links or `[[name]]` wiki links point at."""
+        """File ids that `path` links or `[[name]]` wiki links point at (name: file stem, path
+        without extension, title or alias, case-insensitive)."""
         ids: set[int] = set()
+        c = self.conn
         for path in paths:
-            ids.update(r[0] for r in self.conn.execute("SELECT id FROM files WHERE path = ?", (path,)))
+            ids.update(r[0] for r in c.execute("SELECT id FROM files WHERE path = ?", (path,)))
         for name in names:
-            lowered = name.lower()
-            for fid, fpath, title, aliases in self.conn.execute("SELECT id, path, title, aliases FROM files"):
-                stem = fpath.rsplit("/", 1)[-1].rsplit(".", 1)[0].lower()
-                if lowered in (stem, fpath.lower(), fpath.rsplit(".", 1)[0].lower(), title.lower()) or lowered in (
-                    a.lower() for a in json.loads(aliases or "[]")
-                ):
-                    ids.add(fid)
+            lowered = name.lower().strip()
+            stem = lowered.rsplit("/", 1)[-1]
+            ids.update(
+                r[0]
+                for r in c.execute(
+                    "SELECT id FROM files WHERE stem = :stem AND (:name = stem OR lower(path) LIKE :name || '.%') "
+                    "UNION SELECT id FROM files WHERE lower(title) = :name "
+                    "UNION SELECT f.id FROM files f, json_each(f.aliases) a "
+                    "WHERE f.aliases != '[]' AND lower(a.value) = :name",
+                    {"stem": stem, "name": lowered},
+                )
+            )
         return ids
 
     def incoming_links(self, path: str, names: list[str]) -> set[int]:
@@ -549,19 +559,20 @@ class Store:
             row = c.execute("SELECT id FROM files WHERE path = ?", (note.path,)).fetchone()
             values = dict(
                 path=note.path, hash=note.hash, size=note.size, mtime_ns=note.mtime_ns, title=note.title,
+                stem=note.path.rsplit("/", 1)[-1].rsplit(".", 1)[0].lower(),
                 kind=note.kind, note_type=note.note_type, aliases=json.dumps(note.aliases),
                 error=note.warning, indexed_at=time.time(),
             )
             if row is None:
                 file_id = c.execute(
-                    "INSERT INTO files(path, hash, size, mtime_ns, title, kind, note_type, aliases, error, indexed_at) "
-                    "VALUES (:path, :hash, :size, :mtime_ns, :title, :kind, :note_type, :aliases, :error, :indexed_at)",
+                    "INSERT INTO files(path, hash, size, mtime_ns, title, stem, kind, note_type, aliases, error, indexed_at) "
+                    "VALUES (:path, :hash, :size, :mtime_ns, :title, :stem, :kind, :note_type, :aliases, :error, :indexed_at)",
                     values,
                 ).lastrowid
             else:
                 file_id = row[0]
                 c.execute(
-                    "UPDATE files SET hash=:hash, size=:size, mtime_ns=:mtime_ns, title=:title, kind=:kind, "
+                    "UPDATE files SET hash=:hash, size=:size, mtime_ns=:mtime_ns, title=:title, stem=:stem, kind=:kind, "
                     "note_type=:note_type, aliases=:aliases, error=:error, indexed_at=:indexed_at WHERE id=:id",
                     {**values, "id": file_id},
                 )
