@@ -322,7 +322,11 @@ class Engine:
 
     def _search(self, parsed: ParsedQuery, limit: int, mode: str, group_by_file: bool) -> list[Hit]:
         if not parsed.text.strip():
-            return []
+            if parsed.filters.empty:
+                return []
+            # Only filters (`tag:rust`): list the matching notes, by path.
+            rowids = self.store.first_chunks_matching(parsed.filters, limit)
+            return self._hits([(rowid, 0.0, Signals()) for rowid in rowids], limit, False, [])
         wanted = max(limit * CANDIDATES_PER_HIT * (3 if group_by_file else 1), MIN_CANDIDATES)
         semantic: list[tuple[int, float]] = []
         lexical: list[tuple[int, float]] = []

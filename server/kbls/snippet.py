@@ -22,7 +22,8 @@ def make_snippet(body: str, terms: list[str], width: int = SNIPPET_CHARS) -> str
             lowered = line.lower()
             return sum(1 for t in terms if t in lowered)
 
-        scores = [hits(l) for l in lines]
+        # A heading repeats the title or breadcrumb shown beside the snippet: prefer prose.
+        scores = [hits(l) - (0.5 if l.lstrip().startswith("#") else 0) for l in lines]
         if max(scores) > 0:
             best = max(range(len(lines)), key=lambda i: (scores[i], -i))
     text = " ".join(" ".join(lines[best:]).split())

@@ -448,6 +448,17 @@ class Store:
             params,
         ).fetchall()
 
+    def first_chunks_matching(self, filters: Filters, limit: int) -> list[int]:
+        """The first chunk of each file the filters keep, by path: a query of filters only."""
+        params: dict[str, Any] = {"limit": limit}
+        where = _filter_sql(filters, params)
+        rows = self.conn.execute(
+            f"SELECT (SELECT c.id FROM chunks c WHERE c.file_id = f.id ORDER BY c.ord LIMIT 1) AS first "
+            f"FROM files f WHERE {where} AND first IS NOT NULL ORDER BY f.path LIMIT :limit",
+            params,
+        ).fetchall()
+        return [r[0] for r in rows]
+
     def lexical(self, match: str, filters: Filters, limit: int) -> list[tuple[int, float]]:
         """(chunk rowid, bm25) best first; title and breadcrumb weigh more than the body."""
         params: dict[str, Any] = {"match": match, "limit": limit}
