@@ -24,7 +24,7 @@ def make_snippet(body: str, terms: list[str], width: int = SNIPPET_CHARS) -> str
 
         # A heading repeats the title or breadcrumb shown beside the snippet: prefer prose.
         scores = [hits(l) - (0.5 if l.lstrip().startswith("#") else 0) for l in lines]
-        if max(scores) > 0:
+        if max(scores) >= 1:
             best = max(range(len(lines)), key=lambda i: (scores[i], -i))
     text = " ".join(" ".join(lines[best:]).split())
     line = " ".join(lines[best].split())
