@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import sys
+import typing
 from pathlib import Path
 from typing import Any, Literal
 
@@ -121,12 +123,40 @@ def _merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
     return merged
 
 
+_UNKNOWN_KEY = re.compile(r"unknown field `[^`]*`(?: - at `\$\.?([^`]*)`)?")
+_BAD_ENUM = re.compile(r"Invalid enum value .* - at `\$\.([^`]*)`")
+
+
+def _field_type(path: str) -> Any:
+    """The declared type at a dotted path of `Config` ("" is Config itself), or None."""
+    kind: Any = Config
+    for part in filter(None, path.split(".")):
+        try:
+            kind = typing.get_type_hints(kind).get(part)
+        except TypeError:
+            return None
+    return kind
+
+
+def _expected(message: str) -> str:
+    """What msgspec leaves out for a wrong key or enum value: the keys or values allowed."""
+    unknown, enum = _UNKNOWN_KEY.search(message), _BAD_ENUM.search(message)
+    if unknown:
+        fields = getattr(_field_type(unknown.group(1) or ""), "__struct_fields__", ())
+        return f"; expected one of: {', '.join(fields)}" if fields else ""
+    if enum:
+        values = typing.get_args(_field_type(enum.group(1)))
+        return f"; expected one of: {', '.join(map(str, values))}" if values else ""
+    return ""
+
+
 def _convert(raw: dict[str, Any], source: str) -> Config:
     try:
         return msgspec.convert(raw, Config)
     except msgspec.ValidationError as exc:
         # msgspec says e.g. "Expected `int`, got `str` - at `$.model.batch_size`".
-        message = str(exc).replace("$.", "").replace("`$`", "the top level")
+        message = str(exc) + _expected(str(exc))
+        message = message.replace("$.", "").replace("`$`", "the top level")
         raise ConfigError(f"{source}: {message}") from None
     except ValueError as exc:
         raise ConfigError(f"{source}: {exc}") from None
