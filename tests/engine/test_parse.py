@@ -1,0 +1,144 @@
+"""Parsing notes: frontmatter, tags, links, headings, rst and plain text."""
+
+from __future__ import annotations
+
+import textwrap
+
+from kbls.parse import parse_note
+
+
+def _md(text: str) -> str:
+    return textwrap.dedent(text).lstrip("\n")
+
+
+def test_frontmatter_title_tags_aliases_and_type():
+    note = parse_note("a.md", _md("""
+        ---
+        title: Ownership in Rust
+        tags: [rust, Memory]
+        aliases: [ownership, owning]
+        type: concept
+        ---
+        Body text.
+        """))
+    assert note.title == "Ownership in Rust"
+    assert note.tags == ["rust", "memory"]
+    assert note.aliases == ["ownership", "owning"]
+    assert note.note_type == "concept"
+    assert note.warning is None
+    assert note.sections[0].blocks[0].start_line == 6  # line numbers count the frontmatter
+
+
+def test_tags_as_a_comma_separated_string():
+    note = parse_note("a.md", '---\ntags: "rust, #async"\n---\nx\n')
+    assert note.tags == ["rust", "async"]
+
+
+def test_inline_tags_but_not_headings_code_or_anchors():
+    note = parse_note("a.md", _md("""
+        # Heading
+        Some #idea and #project/alpha here, not a#b nor [x](#anchor).
+        `#include` is code.
+
+        ```c
+        #define NOT_A_TAG 1
+        ```
+        """))
+    assert note.tags == ["idea", "project/alpha"]
+
+
+def test_wiki_links_with_anchor_and_alias():
+    note = parse_note("dir/a.md", "See [[Borrowing]], [[Moves#Clone|cloning]] and [[ Traits ]].\n")
+    assert ("wiki", "Borrowing") in note.links
+    assert ("wiki", "Moves") in note.links
+    assert ("wiki", "Traits") in note.links
+
+
+def test_relative_markdown_links_resolve_against_the_note_folder():
+    note = parse_note("rust/borrowing.md", _md("""
+        Read [ownership](ownership.md), [setup](../setup/linux.md#apt), [root](/index.md),
+        [web](https://example.org/x.md), [mail](mailto:a@b.c) and [escape](../../outside.md).
+        """))
+    paths = [t for k, t in note.links if k == "path"]
+    assert paths == ["rust/ownership.md", "setup/linux.md", "index.md"]
+
+
+def test_headings_build_the_breadcrumb_below_the_title():
+    note = parse_note("g.md", _md("""
+        # Guide
+        intro
+        ## Setup
+        s
+        ### Linux
+        l
+        ## Usage
+        u
+
+        Setext heading
+        --------------
+        t
+        """))
+    assert note.title == "Guide"
+    assert [s.headings for s in note.sections] == [[], ["Setup"], ["Setup", "Linux"], ["Usage"], ["Setext heading"]]
+
+
+def test_a_hash_inside_a_code_fence_is_not_a_heading():
+    note = parse_note("c.md", "# T\n\n```sh\n# a comment\n```\n")
+    assert [s.headings for s in note.sections] == [[]]
+
+
+def test_title_falls_back_to_the_file_stem():
+    assert parse_note("notes/my-idea.md", "no heading here\n").title == "my-idea"
+
+
+def test_malformed_frontmatter_is_reported_and_the_body_still_parsed():
+    note = parse_note("bad.md", _md("""
+        ---
+        title: [unclosed
+        tags: rust
+        ---
+        # Real heading
+        The body is still indexed.
+        """))
+    assert note.warning is not None and "malformed YAML" in note.warning
+    text = "\n".join(b.text for s in note.sections for b in s.blocks)
+    assert "The body is still indexed." in text
+    assert note.title == "Real heading"
+
+
+def test_unclosed_frontmatter_is_treated_as_body():
+    note = parse_note("open.md", "---\ntitle: x\nno closing line\n")
+    assert note.warning and "no closing" in note.warning
+    assert "no closing line" in "\n".join(b.text for s in note.sections for b in s.blocks)
+
+
+def test_frontmatter_that_is_not_a_mapping_is_reported():
+    note = parse_note("list.md", "---\n- a\n- b\n---\nbody\n")
+    assert note.warning and "not a mapping" in note.warning
+
+
+def test_rst_underlined_titles_become_headings():
+    note = parse_note("meeting.rst", _md("""
+        Quarterly planning
+        ==================
+
+        Decisions
+        ---------
+
+        Migrate the backup server.
+
+        Actions
+        -------
+
+        Rotate on-call.
+        """))
+    assert note.kind == "rst"
+    assert note.title == "Quarterly planning"
+    assert [s.headings for s in note.sections] == [[], ["Decisions"], ["Actions"]]
+
+
+def test_plain_text_is_paragraphs_only():
+    note = parse_note("p.txt", "# not a heading\n\nsecond paragraph #notatag\n")
+    assert note.kind == "txt"
+    assert len(note.sections) == 1 and len(note.sections[0].blocks) == 2
+    assert note.tags == []
