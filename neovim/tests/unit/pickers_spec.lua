@@ -67,15 +67,12 @@ describe("kbls pickers without telescope", function()
       end
       api.search = function(params, cb)
         sent = params
-        cb(
-          nil,
-          {
-            hits = {
-              fake.hit(root, "a.md", "A", "A > One", 2, 4),
-              fake.hit(root, "b.md", "B", "B > Two", 19, 25),
-            },
-          }
-        )
+        cb(nil, {
+          hits = {
+            fake.hit(root, "a.md", "A", "A > One", 2, 4),
+            fake.hit(root, "b.md", "B", "B > Two", 19, 25),
+          },
+        })
         return function() end
       end
       vim.ui.select = function(items, opts, cb)

@@ -44,7 +44,10 @@ end
 function M.live_search(opts)
   opts = vim.deepcopy(opts or {})
   local t = deps()
-  local live = search.live({ bufnr = opts.bufnr, search = opts.search })
+  -- The finder runs while the prompt buffer is current: ask the client of the buffer the
+  -- picker was opened from.
+  local bufnr = opts.bufnr or vim.api.nvim_get_current_buf()
+  local live = search.live({ bufnr = bufnr, search = opts.search })
   local finder = t.finders.new_dynamic({
     entry_maker = opts.entry_maker or search.make_entry,
     fn = function(prompt)
