@@ -326,6 +326,18 @@ function Live:send(query, cb)
   end)
 end
 
+--- Cancel the request in flight when it is for another query than `query` (the prompt has
+--- moved on), so a picker waiting on it is released at once.
+---@param query string
+---@return boolean cancelled
+function Live:supersede(query)
+  if self._requester:busy() and self._latest ~= query then
+    self._requester:cancel()
+    return true
+  end
+  return false
+end
+
 --- Debounced `send`: only the last query of a burst of updates is sent; the callbacks of
 --- the dropped ones are never called.
 ---@param query string

@@ -128,6 +128,44 @@ describe("telescope extension", function()
     assert.equals(30, vim.api.nvim_win_get_cursor(0)[1])
   end)
 
+  it("search: a request in flight is cancelled when the prompt moves on", function()
+    require("telescope").load_extension("kbls")
+    -- a slow server: every answer takes 400 ms
+    local slow = fake.new({
+      delay = 400,
+      answer = function(_, params)
+        local name = params.query:find("gamma") and "Gamma" or "Alpha"
+        return { hits = { fake.hit(root, name == "Gamma" and "c.md" or "a.md", name, name, 0, 1) } }
+      end,
+    })
+    for _, c in ipairs(lsp.clients()) do
+      c:stop(true)
+    end
+    require("kbls").setup({ cmd = slow.cmd, picker = "telescope", search = { debounce = 10 } })
+    lsp.start(0)
+    wait("slow client", function()
+      local c = lsp.clients(0)[1]
+      return c and c.initialized
+    end)
+    local started = vim.uv.hrtime()
+    require("telescope").extensions.kbls.search({ query = "alpha" })
+    local p, b
+    wait("first request", function()
+      p, b = picker()
+      return p ~= nil and #slow.of("kb/search") == 1
+    end)
+    vim.api.nvim_buf_set_lines(b, 0, -1, false, { p.prompt_prefix .. "gamma" })
+    wait("gamma results", function()
+      return table.concat(result_lines(p), "\n"):find("Gamma", 1, true) ~= nil
+    end)
+    local elapsed = (vim.uv.hrtime() - started) / 1e6
+    assert.equals(2, #slow.of("kb/search"))
+    assert.same({ slow.of("kb/search")[1].id }, slow.cancelled)
+    assert.equals("gamma", slow.of("kb/search")[2].params.query)
+    -- the first answer was not waited for: one slow answer, not two
+    assert.is_true(elapsed < 800, ("took %d ms"):format(elapsed))
+  end)
+
   it("search: <C-v> opens the entry in a vertical split", function()
     require("telescope").load_extension("kbls")
     vim.cmd("Telescope kbls search query=beta")

@@ -265,6 +265,22 @@ describe("kbls.search.live", function()
     live:close()
   end)
 
+  it("supersede cancels only a request for another query", function()
+    local s = fake_send()
+    local live = search.live({ send = s.fn, debounce = 0 })
+    local got = {}
+    live:send("own", function(_, err)
+      got[#got + 1] = search.is_cancelled(err)
+    end)
+    assert.is_false(live:supersede("own"))
+    assert.same({}, s.cancelled)
+    assert.is_true(live:supersede("owner"))
+    assert.same({ "own" }, s.cancelled)
+    assert.same({ true }, got)
+    assert.is_false(live:supersede("anything")) -- nothing in flight any more
+    live:close()
+  end)
+
   it("answers an empty query with no hits and no request", function()
     local s = fake_send()
     local live = search.live({ send = s.fn, debounce = 0 })

@@ -75,6 +75,27 @@ function M.live_search(opts)
       sorter = t.sorters.highlighter_only(opts),
       previewer = t.conf.grep_previewer(opts),
       debounce = config.options.search.debounce,
+      attach_mappings = function(prompt_bufnr)
+        -- Telescope waits for the finder before it reads the next prompt: when the prompt
+        -- changes under a request in flight, cancel that request so the newest query goes
+        -- out at once. Scheduled, and compared with the query in flight, so that the request
+        -- for the current prompt is never the one cancelled.
+        vim.api.nvim_buf_attach(prompt_bufnr, false, {
+          on_lines = function()
+            vim.schedule(function()
+              local ok, current = pcall(function()
+                local picker = require("telescope.actions.state").get_current_picker(prompt_bufnr)
+                local line = vim.api.nvim_buf_get_lines(prompt_bufnr, 0, 1, false)[1] or ""
+                return line:sub(#(picker.prompt_prefix or "") + 1)
+              end)
+              if ok and current then
+                live:supersede(current)
+              end
+            end)
+          end,
+        })
+        return true
+      end,
     })
     :find()
 end
