@@ -121,6 +121,7 @@ end
 
 describe("kbls against the real daemon", function()
   local root, client, cwd
+  local progress, index_status = {}, {} -- everything received, from the very start
 
   setup(function()
     assert(
@@ -130,6 +131,20 @@ describe("kbls against the real daemon", function()
     root = ws.create(NOTES)
     cwd = vim.fn.getcwd()
     vim.cmd("cd " .. vim.fn.fnameescape(root))
+    vim.api.nvim_create_autocmd("LspProgress", {
+      callback = function(ev)
+        local value = ev.data and ev.data.params and ev.data.params.value
+        if type(value) == "table" then
+          progress[#progress + 1] = { client_id = ev.data.client_id, kind = value.kind, title = value.title }
+        end
+      end,
+    })
+    vim.api.nvim_create_autocmd("User", {
+      pattern = "KblsIndexStatus",
+      callback = function(ev)
+        index_status[#index_status + 1] = ev.data.status
+      end,
+    })
     kbls.setup({ cmd = { SERVER, "serve" }, picker = "select" })
     vim.cmd("edit " .. vim.fn.fnameescape(root .. "/rust/borrowing.md"))
     local id = lsp._by_root[root]
@@ -206,6 +221,19 @@ describe("kbls against the real daemon", function()
     end, 20))
     assert.equals(client.id, lsp.clients(0)[1].id)
     assert.equals(1, #lsp.clients())
+  end)
+
+  it("reports indexing as standard LSP progress and kb/indexStatus", function()
+    local kinds = {}
+    for _, p in ipairs(progress) do
+      if p.client_id == client.id then
+        kinds[p.kind] = true
+      end
+    end
+    assert.is_true(kinds.begin == true and kinds["end"] == true, "progress seen: " .. vim.inspect(progress))
+    assert.is_true(#index_status > 0, "no kb/indexStatus notification")
+    assert.equals("ready", index_status[#index_status].state)
+    assert.equals("", kbls.statusline())
   end)
 
   it("kb/search returns the expected note first", function()
