@@ -225,11 +225,15 @@ describe("kbls against the real daemon", function()
 
   it("reports indexing as standard LSP progress and kb/indexStatus", function()
     local kinds = {}
-    for _, p in ipairs(progress) do
-      if p.client_id == client.id then
-        kinds[p.kind] = true
+    -- `end` may arrive just after kb/status already says ready
+    vim.wait(REQUEST_TIMEOUT, function()
+      for _, p in ipairs(progress) do
+        if p.client_id == client.id then
+          kinds[p.kind] = true
+        end
       end
-    end
+      return kinds.begin == true and kinds["end"] == true
+    end, 20)
     assert.is_true(kinds.begin == true and kinds["end"] == true, "progress seen: " .. vim.inspect(progress))
     assert.is_true(#index_status > 0, "no kb/indexStatus notification")
     assert.equals("ready", index_status[#index_status].state)
