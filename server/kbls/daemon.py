@@ -144,7 +144,7 @@ class Daemon:
         self._thread: threading.Thread | None = None
         self._progress: Any = None
         self._progress_open = False
-        self._last_status: tuple[str, int] | None = None
+        self._last_status: protocol.IndexStatus | None = None
         self._last_report = 0.0
 
     # -- lifecycle -----------------------------------------------------------------------------
@@ -221,17 +221,19 @@ class Daemon:
         state, pending = self.state, self.pending
         now = time.monotonic()
         if not force and self._last_status is not None:
-            if self._last_status[0] == state and (
-                self._last_status[1] == pending or now - self._last_report < 1 / REPORTS_PER_SECOND
+            if self._last_status.state == state and (
+                self._last_status.pending == pending or now - self._last_report < 1 / REPORTS_PER_SECOND
             ):
                 return
-        self._last_status = (state, pending)
-        self._last_report = now
         roots = list(self._roots.values())
         status = protocol.IndexStatus(
             state=state, pending=pending, files=sum(r.files for r in roots),
             chunks=sum(r.chunks for r in roots), message=message,
         )
+        if status == self._last_status:
+            return
+        self._last_status = status
+        self._last_report = now
         self._safe(self.listener.index_status, status)
 
     def _safe(self, fn: Any, *args: Any) -> Any:
@@ -318,7 +320,7 @@ class Daemon:
         if self._progress_open:
             self._progress_open = False
             self._safe(self.listener.progress_end, self._progress, "done")
-        self._emit_status(force=self._last_status is None or self._last_status[0] != self.state)
+        self._emit_status(force=self._last_status is None or self._last_status.state != self.state)
 
     # -- the worker ----------------------------------------------------------------------------
     def _work(self) -> None:
@@ -487,8 +489,10 @@ class Daemon:
         if report.busy:
             if not root.busy_logged:
                 root.busy_logged = True
-                self._safe(self.listener.log_message, logging.INFO,
-                           f"kbls: another kbls process is indexing {root.folder}; waiting for it")
+                message = f"another kbls process is indexing {root.folder}; waiting for it"
+                self._safe(self.listener.log_message, logging.INFO, f"kbls: {message}")
+                if self._progress_open:
+                    self._safe(self.listener.progress_report, self._progress, 0, message)
             self._emit_status()
             return
         root.busy_logged = False
@@ -566,7 +570,8 @@ class Daemon:
         """
         root, rel = self.locate(path)
         hits = root.engine.related(root.engine.root / rel, line, limit=limit)
-        return self._wire_hits([(root, hit) for hit in hits])
+        # A candidate without a reason (no similarity, link or tag) is noise, not a relation.
+        return self._wire_hits([(root, hit) for hit in hits if hit.reasons])
 
     def related_result(self, path: Path | str, line: int | None = None, limit: int = 10) -> protocol.SearchResult:
         """`related` in the shape of a search answer (`kb/related`)."""

@@ -22,7 +22,7 @@ from types import SimpleNamespace
 from typing import Any, Callable
 
 from lsprotocol import types
-from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+from pygls.exceptions import FeatureRequestError, JsonRpcException, JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.uris import to_fs_path
@@ -105,6 +105,10 @@ class KblsServer(LanguageServer):
         super().shutdown()
 
     def report_server_error(self, error: Exception, source: Any) -> None:
+        """Request errors went back in their response (logged at INFO); show the rest."""
+        if source is FeatureRequestError:
+            log.info("request failed: %s", error)
+            return
         log.error("%s: %s", getattr(source, "__name__", source), error)
         super().report_server_error(error, source)
 

@@ -1,0 +1,60 @@
+"""Multi-root: every folder has its own store; folders come and go at run time."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from lsprotocol import types
+
+from .harness import Session, make_workspace
+
+GARDEN = "# Tomatoes\n\nPinch out the side shoots of cordon tomato plants every week in summer.\n"
+
+
+def _garden(tmp_path: Path, name: str) -> Path:
+    root = tmp_path / name
+    (root / "veg").mkdir(parents=True)
+    (root / "veg" / "tomatoes.md").write_text(GARDEN, encoding="utf-8")
+    (root / ".kbls.yaml").write_text("store: .kbls-store\n", encoding="utf-8")
+    return root
+
+
+def test_every_folder_is_searched_and_hits_merged(tmp_path: Path) -> None:
+    notes, garden = make_workspace(tmp_path), _garden(tmp_path, "garden")
+    session = Session([notes, garden], tmp_path)
+    try:
+        status = session.wait_ready()
+        assert [r.uri for r in status.roots] == [notes.as_uri(), garden.as_uri()]
+        assert all(Path(r.store).parent in (notes.resolve(), garden.resolve()) for r in status.roots)
+        hits = session.search("tomato side shoots", limit=20).hits
+        assert hits[0].root == garden.as_uri() and hits[0].path == "veg/tomatoes.md"
+        assert {h.root for h in hits} == {notes.as_uri(), garden.as_uri()}
+        scores = [h.score for h in hits]
+        assert scores == sorted(scores, reverse=True)
+    finally:
+        session.close()
+
+
+def test_folders_added_and_removed_at_run_time(tmp_path: Path) -> None:
+    notes, garden = make_workspace(tmp_path), _garden(tmp_path, "garden")
+    session = Session([notes], tmp_path)
+    try:
+        session.wait_ready()
+        assert "veg/tomatoes.md" not in session.paths_found("cordon tomato plants", mode="lexical")
+        added = types.WorkspaceFoldersChangeEvent(
+            added=[types.WorkspaceFolder(uri=garden.as_uri(), name="garden")], removed=[]
+        )
+        session.notify(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS, types.DidChangeWorkspaceFoldersParams(event=added))
+        session.wait_for(
+            lambda: "veg/tomatoes.md" in session.paths_found("cordon tomato plants", mode="lexical"),
+            timeout=30, what="the added folder to be searched",
+        )
+        removed = types.WorkspaceFoldersChangeEvent(
+            added=[], removed=[types.WorkspaceFolder(uri=notes.as_uri(), name="notes")]
+        )
+        session.notify(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS, types.DidChangeWorkspaceFoldersParams(event=removed))
+        session.wait_for(lambda: len(session.status().roots) == 1, timeout=30, what="the folder to be removed")
+        assert session.paths_found("sourdough starter", mode="lexical") == []
+        assert session.status().roots[0].uri == garden.as_uri()
+    finally:
+        session.close()
