@@ -77,6 +77,9 @@ class Embedder:
             self.dimension = 384
             self.max_tokens = 256
             self.model_id = f"{DEFAULT_MODEL}@int8:{BUNDLED_SHA256[:12]}"
+            # Known before the ONNX session loads (a store is created first); load() refuses
+            # any model file with another digest.
+            self.sha256 = BUNDLED_SHA256
         else:
             self.load()
 
