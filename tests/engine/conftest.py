@@ -75,11 +75,11 @@ def make_engine(tmp_path: Path, embedder: Embedder) -> Callable[..., Engine]:
     engines: list[Engine] = []
     counters: list[EmbedCounter] = []
 
-    def factory(root: Path, *, config: Config | None = None, store_dir: Path | None = None, **kwargs) -> Engine:
-        engine = Engine(
-            root, config=config, store_dir=store_dir or tmp_path / f"store-{len(engines)}",
-            embedder=embedder, **kwargs,
-        )
+    def factory(root: Path, *, config: Config | None = None, store_dir: Path | None | str = "tmp", **kwargs) -> Engine:
+        """store_dir: "tmp" (default) a fresh folder in tmp_path; None: as the config says."""
+        if store_dir == "tmp":
+            store_dir = tmp_path / f"store-{len(engines)}"
+        engine = Engine(root, config=config, store_dir=store_dir, embedder=embedder, **kwargs)
         engines.append(engine)
         return engine
 

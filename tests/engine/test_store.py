@@ -1,0 +1,126 @@
+"""The SQLite store: its meta table, the model guard and one transaction per file update.
+
+The atomicity tests write records with random unit vectors: only store logic is under test.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+import numpy as np
+import pytest
+
+from kbls.embed import BUNDLED_SHA256, Embedder
+from kbls.engine import Engine
+from kbls.errors import ModelMismatchError
+from kbls.store import SCHEMA_VERSION, STORE_FILE, ChunkRecord, Filters, NoteRecord, Store
+
+
+def _meta(store_dir) -> dict[str, str]:
+    with sqlite3.connect(store_dir / STORE_FILE) as conn:
+        return dict(conn.execute("SELECT key, value FROM meta"))
+
+
+def test_meta_has_schema_version_model_id_dimension_and_sha256(tmp_path, root, note, make_engine, embedder):
+    note("a.md", "# A\n\nsome text\n")
+    make_engine(root, store_dir=tmp_path / "store").index()
+    meta = _meta(tmp_path / "store")
+    assert meta["schema_version"] == str(SCHEMA_VERSION)
+    assert meta["model_id"] == embedder.model_id and "all-MiniLM-L6-v2" in meta["model_id"]
+    assert meta["dimension"] == "384"
+    assert meta["model_sha256"] == BUNDLED_SHA256
+
+
+def test_meta_sha256_is_recorded_when_the_store_is_created_before_the_model_loads(tmp_path, root, note):
+    """The CLI and the daemon create the store with a fresh Embedder whose ONNX session is
+    loaded only on first use; the store must still record the model file's sha256."""
+    note("a.md", "# A\n\nsome text\n")
+    engine = Engine(root, store_dir=tmp_path / "store", embedder=Embedder())
+    try:
+        engine.index()
+    finally:
+        engine.close()
+    assert _meta(tmp_path / "store")["model_sha256"] == BUNDLED_SHA256
+
+
+def test_a_store_of_another_model_raises_model_mismatch(tmp_path, root, note, make_engine):
+    note("a.md", "# A\n\nsome text\n")
+    make_engine(root, store_dir=tmp_path / "store").index()
+    with pytest.raises(ModelMismatchError, match="rebuild"):
+        Store(tmp_path / "store", model_id="BAAI/bge-small-en-v1.5", dimension=384, model_sha256=None)
+    with pytest.raises(ModelMismatchError):
+        Store(tmp_path / "store", model_id=_meta(tmp_path / "store")["model_id"], dimension=768, model_sha256=None)
+
+
+def test_an_engine_with_another_model_id_refuses_the_store(tmp_path, root, note, make_engine):
+    note("a.md", "# A\n\nsome text\n")
+    make_engine(root, store_dir=tmp_path / "store").index()
+    other = Embedder()
+    other.model_id = "intfloat/multilingual-e5-small"
+    with pytest.raises(ModelMismatchError):
+        Engine(root, store_dir=tmp_path / "store", embedder=other)
+    assert _meta(tmp_path / "store")["model_id"] != other.model_id  # the store was left alone
+
+
+# -- one transaction per file ---------------------------------------------------------------
+def _vector(seed: int) -> np.ndarray:
+    v = np.random.default_rng(seed).standard_normal(384).astype(np.float32)
+    return v / np.linalg.norm(v)
+
+
+def _record(path: str, bodies: list[str], tags: list[str], version: str) -> NoteRecord:
+    chunks = [
+        ChunkRecord(chunk_id=f"{path}-{version}-{i}", ord=i, hash=f"{version}-{body}", start_line=i, end_line=i,
+                    breadcrumb=path, body=body)
+        for i, body in enumerate(bodies)
+    ]
+    return NoteRecord(path=path, hash=version, size=1, mtime_ns=1, title=path, kind="md", note_type=None,
+                      aliases=[], tags=tags, links=[("wiki", "Other")], chunks=chunks, warning=None)
+
+
+def _snapshot(store: Store, path: str) -> tuple:
+    files = store.files()
+    file_id = files[path].id
+    fts = store.conn.execute(
+        "SELECT count(*) FROM chunks_fts WHERE rowid IN (SELECT id FROM chunks WHERE file_id = ?)", (file_id,)
+    ).fetchone()[0]
+    return (
+        files[path].hash,
+        [(c["breadcrumb"], c["start_line"]) for c in store.file_chunks(path)],
+        sorted(store.tags_of(file_id)),
+        store.outgoing_links(file_id),
+        fts,
+        store.counts()["vectors"],
+    )
+
+
+def test_a_failing_file_update_leaves_the_old_rows_whole(tmp_path):
+    store = Store(tmp_path / "store", model_id="test", dimension=384, model_sha256=None)
+    old = _record("a.md", ["alpha", "beta"], ["one"], "v1")
+    store.write_note(old, {c.hash: _vector(i) for i, c in enumerate(old.chunks)})
+    before = _snapshot(store, "a.md")
+
+    new = _record("a.md", ["gamma", "delta", "epsilon"], ["two"], "v2")
+    vectors = {new.chunks[0].hash: _vector(10)}  # the second new chunk has no vector: fails midway
+    with pytest.raises(KeyError):
+        store.write_note(new, vectors)
+    assert _snapshot(store, "a.md") == before
+    assert store.lexical('"alpha"', Filters(), 5) and not store.lexical('"gamma"', Filters(), 5)
+    store.close()
+
+
+def test_a_reader_never_sees_half_a_file_update(tmp_path):
+    """While one transaction replaces a file's chunks, another connection sees the old rows."""
+    store = Store(tmp_path / "store", model_id="test", dimension=384, model_sha256=None)
+    old = _record("a.md", ["alpha", "beta"], ["one"], "v1")
+    store.write_note(old, {c.hash: _vector(i) for i, c in enumerate(old.chunks)})
+    reader = sqlite3.connect(tmp_path / "store" / STORE_FILE)
+    seen = []
+    with store.atomic() as c:
+        c.execute("DELETE FROM chunks WHERE file_id = (SELECT id FROM files WHERE path = 'a.md')")
+        seen.append(reader.execute("SELECT count(*) FROM chunks").fetchone()[0])
+    seen.append(reader.execute("SELECT count(*) FROM chunks").fetchone()[0])
+    reader.close()
+    store.close()
+    assert seen == [2, 0]
+
