@@ -401,11 +401,18 @@ class Daemon:
             embedder = self._embedders.get(config.model.name)
             if embedder is None:
                 embedder = self._embedders[config.model.name] = Embedder(config.model)
-            engine = Engine(folder, config=config, embedder=embedder, load_model_on_demand=False)
+            # A damaged store or one of another model cannot be served: the engine sets it
+            # aside and starts afresh, and the user is told why everything is indexed again.
+            engine = Engine(
+                folder, config=config, embedder=embedder, load_model_on_demand=False,
+                on_model_mismatch="rebuild", check_store=True,
+            )
         except KblsError as exc:
             log.error("cannot open %s: %s", folder, exc)
             self._safe(self.listener.show_message, logging.ERROR, f"kbls: {folder}: {exc}")
             return None
+        if engine.notice:
+            self._safe(self.listener.show_message, logging.WARNING, f"kbls: {folder}: {engine.notice}")
         counts = engine.store.counts()
         root = Root(uri=uri, folder=folder, engine=engine, files=counts["files"], chunks=counts["chunks"])
         if self.watch:
