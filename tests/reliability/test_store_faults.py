@@ -1,0 +1,119 @@
+"""Issue 6, "Corrupt or foreign store": detected at start, told in plain words, rebuilt.
+
+Four damages: a truncated store file, a file of garbage, a store of another schema version
+and a store made with another model. Each is met by the CLI (`kbls index`, `kbls search`,
+`kbls status`: a `kbls: ...` line on stderr, never a traceback) and by the daemon (a
+`window/showMessage`, then it serves a rebuilt index).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+from kbls.store import STORE_FILE
+from tests.reliability.helpers import (
+    REPO, assert_no_traceback, check_store, connect, run_kbls, write_config,
+)
+from tests.reliability.lsp_client import Daemon
+
+FIXTURES = REPO / "tests" / "fixtures" / "notes"
+
+
+def _truncate(store: Path) -> None:
+    path = store / STORE_FILE
+    size = path.stat().st_size
+    with open(path, "r+b") as handle:
+        handle.truncate(size // 2)
+
+
+def _garbage(store: Path) -> None:
+    (store / STORE_FILE).write_bytes(os.urandom(64 * 1024))
+
+
+def _other_schema(store: Path) -> None:
+    conn = connect(store)
+    conn.execute("UPDATE meta SET value = '999' WHERE key = 'schema_version'")
+    conn.close()
+
+
+def _other_model(store: Path) -> None:
+    conn = connect(store)
+    conn.execute("UPDATE meta SET value = 'someone/other-model' WHERE key = 'model_id'")
+    conn.close()
+
+
+DAMAGES: dict[str, Callable[[Path], None]] = {
+    "truncated": _truncate, "garbage": _garbage, "other-schema": _other_schema, "other-model": _other_model,
+}
+
+
+@pytest.fixture
+def indexed(tmp_path: Path) -> tuple[Path, Path]:
+    """A copy of the fixture notes, indexed by the CLI; returns (root, store)."""
+    root = tmp_path / "notes"
+    shutil.copytree(FIXTURES, root)
+    write_config(root)
+    proc = run_kbls(["index", "--root", str(root)], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    return root, root / ".kbls-store"
+
+
+def _expected_chunks(tmp_path: Path, root: Path) -> dict:
+    clean = tmp_path / "clean-store"
+    proc = run_kbls(["index", "--root", str(root), "--store", str(clean)], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    return check_store(clean, full_scan_done=True).chunks
+
+
+@pytest.mark.parametrize("damage", sorted(DAMAGES))
+def test_cli_index_detects_reports_and_rebuilds(damage: str, indexed, tmp_path: Path) -> None:
+    root, store = indexed
+    DAMAGES[damage](store)
+    proc = run_kbls(["index", "--root", str(root)], tmp_path)
+    assert_no_traceback(proc)
+    if damage == "other-model":
+        # Switching model is the user's call: told what to run, nothing thrown away.
+        assert proc.returncode == 1
+        assert "kbls index --rebuild" in proc.stderr
+        proc = run_kbls(["index", "--root", str(root), "--rebuild"], tmp_path)
+        assert_no_traceback(proc)
+    else:
+        assert "moved to" in proc.stderr and "from scratch" in proc.stderr, proc.stderr
+        assert list(store.glob(f"{STORE_FILE}.damaged-*")), "the damaged store was not kept aside"
+    assert proc.returncode == 0, proc.stderr
+    assert check_store(store, root, full_scan_done=True).chunks == _expected_chunks(tmp_path, root)
+
+
+@pytest.mark.parametrize("command", ["search", "status"])
+@pytest.mark.parametrize("damage", sorted(DAMAGES))
+def test_cli_reads_of_a_damaged_store_answer_in_plain_words(damage: str, command: str, indexed, tmp_path: Path) -> None:
+    root, store = indexed
+    DAMAGES[damage](store)
+    args = [command, "ownership", "--root", str(root)] if command == "search" else [command, "--root", str(root)]
+    proc = run_kbls(args, tmp_path)
+    assert_no_traceback(proc)
+    assert proc.returncode in (0, 1), proc.stderr
+    assert proc.returncode == 0 or proc.stderr.startswith("kbls: "), proc.stderr
+
+
+@pytest.mark.parametrize("damage", sorted(DAMAGES))
+def test_daemon_shows_a_message_and_serves_a_rebuilt_index(damage: str, indexed, tmp_path: Path) -> None:
+    root, store = indexed
+    DAMAGES[damage](store)
+    daemon = Daemon([root], tmp_path)
+    try:
+        daemon.wait_ready()
+        assert daemon.alive()
+        shown = " ".join(daemon.shown())
+        assert "store" in shown and ("rebuil" in shown or "indexed again" in shown or "re-index" in shown), shown
+        assert "Traceback" not in daemon.log_tail(400)
+        hits = daemon.search("who owns a value after it is moved")["hits"]
+        assert hits and hits[0]["path"].startswith("rust/")
+    finally:
+        daemon.close()
+    assert check_store(store, root).chunks == _expected_chunks(tmp_path, root)
