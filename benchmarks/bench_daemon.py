@@ -1,0 +1,465 @@
+"""Daemon benchmark: drives the real `kbls serve` over stdio and times what an editor feels.
+
+Writes its figures into `docs/benchmarks.md` between `<!-- daemon:start -->` and
+`<!-- daemon:end -->` (under `## Daemon`), leaving every other section alone.
+
+Phases (all by default; pick some with `--phase`):
+
+- `vectors`: the nearest-neighbour scan options of docs/adr/0001-vector-search.md side by side
+  at 50k and 100k × 384 (random unit vectors; queries are perturbed corpus vectors), medians of
+  interleaved repeated runs, with recall@10 against the exact answer.
+- `search`: `kb/search` round trips (client send → result) at 1k, 10k and 50k chunks. The
+  workspaces are real text (Rust by Example, copied with per-copy word changes so every chunk is
+  distinct) indexed by the real pipeline, except that vectors are random unit vectors instead of
+  model output (embedding 50k chunks on two cores takes most of an hour); queries are embedded by
+  the real model. Stores are kept in `benchmarks/.cache/daemon/`.
+- `save`: time from `textDocument/didSave` of a one-paragraph edit to the first `kb/search`
+  that finds the new words, on the 50k workspace.
+- `rss`: peak RSS (VmHWM) of `kbls serve` while it indexes ~1k chunks from scratch with the real
+  model, and of the daemon serving the 50k workspace.
+
+    .venv/bin/python benchmarks/bench_daemon.py                    # everything
+    .venv/bin/python benchmarks/bench_daemon.py --phase vectors    # just the ADR figures
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import logging
+import os
+import platform
+import random
+import re
+import shutil
+import statistics
+import sys
+import tarfile
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "server"))
+sys.path.insert(0, str(REPO / "tests"))
+
+log = logging.getLogger("bench_daemon")
+
+EVAL_TGZ = Path(os.environ.get("KBLS_EVAL_DIR", "/work/shared/eval")) / "rust-by-example-src.tgz"
+CACHE = REPO / "benchmarks" / ".cache" / "daemon"
+RESULTS = REPO / "benchmarks" / ".cache" / "daemon-results.json"
+DOC = REPO / "docs" / "benchmarks.md"
+START, END = "<!-- daemon:start -->", "<!-- daemon:end -->"
+SIZES = (1_000, 10_000, 50_000)
+QUERIES = [
+    "how do I borrow a value mutably", "iterate over a vector", "error handling with result",
+    "closures capture variables", "generic trait bounds", "pattern matching on enums",
+    "lifetime of a reference", "spawn a thread and join it", "read a file line by line",
+    "format a string with padding", "box smart pointer heap", "derive debug for a struct",
+    "match guard", "unsafe raw pointer", "hashmap entry api", "option unwrap or default",
+    "cargo build dependencies", "integer overflow wrapping", "impl display trait", "macro_rules repetition",
+]
+
+
+# -- results and doc -------------------------------------------------------------------------
+def machine() -> dict[str, str]:
+    return {
+        "cpu": platform.processor() or platform.machine(),
+        "cores": str(os.cpu_count()),
+        "python": platform.python_version(),
+        "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+    }
+
+
+def load_results() -> dict:
+    try:
+        return json.loads(RESULTS.read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def save_results(phase: str, figures: dict) -> None:
+    results = load_results()
+    results[phase] = {"machine": machine(), **figures}
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(json.dumps(results, indent=2))
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, int(round(q / 100 * (len(ordered) - 1)))))]
+
+
+# -- vectors (the ADR) -----------------------------------------------------------------------
+def phase_vectors(repeats: int, queries: int = 30, k: int = 50) -> dict:
+    import sqlite_vec
+
+    from kbls.store import SQLITE
+
+    out: dict[str, Any] = {"k": k, "queries": queries, "repeats": repeats, "sizes": {}}
+    rng = np.random.default_rng(1)
+    dim = 384
+    for n in (50_000, 100_000):
+        log.info("vectors: %d x %d", n, dim)
+        matrix = rng.standard_normal((n, dim), dtype=np.float32)
+        matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
+        picks = rng.integers(0, n, queries)
+        noise = rng.standard_normal((queries, dim), dtype=np.float32)
+        noise /= np.linalg.norm(noise, axis=1, keepdims=True)
+        qs = 0.6 * matrix[picks] + 0.4 * noise
+        qs /= np.linalg.norm(qs, axis=1, keepdims=True)
+        ids = np.arange(1, n + 1, dtype=np.int64)
+        scale = 127.0 / float(np.abs(matrix).max())
+        tmp = Path(tempfile.mkdtemp(prefix="kbls-vec-"))
+        conn = SQLITE.connect(str(tmp / "v.sqlite3"), isolation_level=None)
+        conn.enable_load_extension(True)
+        sqlite_vec.load(conn)
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute(f"CREATE VIRTUAL TABLE vcos USING vec0(embedding float[{dim}] distance_metric=cosine)")
+        conn.execute(f"CREATE VIRTUAL TABLE vl2 USING vec0(embedding float[{dim}])")
+        conn.execute(f"CREATE VIRTUAL TABLE vi8 USING vec0(embedding int8[{dim}])")
+        conn.execute(f"CREATE VIRTUAL TABLE vbit USING vec0(embedding bit[{dim}])")
+        conn.execute("BEGIN")
+        for i in range(n):
+            blob = matrix[i].tobytes()
+            rowid = i + 1
+            conn.execute("INSERT INTO vcos(rowid, embedding) VALUES (?, ?)", (rowid, blob))
+            conn.execute("INSERT INTO vl2(rowid, embedding) VALUES (?, ?)", (rowid, blob))
+            q8 = np.clip(np.round(matrix[i] * scale), -127, 127).astype(np.int8).tobytes()
+            conn.execute("INSERT INTO vi8(rowid, embedding) VALUES (?, vec_int8(?))", (rowid, q8))
+            conn.execute("INSERT INTO vbit(rowid, embedding) VALUES (?, vec_quantize_binary(?))", (rowid, blob))
+        conn.execute("COMMIT")
+
+        def exact_numpy(q: np.ndarray) -> list[int]:
+            scores = matrix @ q
+            best = np.argpartition(-scores, k - 1)[:k]
+            best = best[np.argsort(-scores[best], kind="stable")]
+            return [int(ids[i]) for i in best]
+
+        def knn(table: str, blob: Any, expr: str = "?", kk: int = k) -> list[int]:
+            sql = f"SELECT rowid FROM {table} WHERE embedding MATCH {expr} AND k = {kk}"
+            return [r[0] for r in conn.execute(sql, (blob,)).fetchall()]
+
+        def rescore(candidates: list[int], q: np.ndarray) -> list[int]:
+            # Exact cosine over the candidates' float vectors, read back from the store.
+            marks = ",".join("?" * len(candidates))
+            rows = conn.execute(f"SELECT rowid, embedding FROM vl2 WHERE rowid IN ({marks})", candidates).fetchall()
+            cand = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), dim)
+            order = np.argsort(-(cand @ q), kind="stable")[:k]
+            return [rows[i][0] for i in order]
+
+        methods = {
+            "numpy in-memory float32 (VectorIndex)": exact_numpy,
+            "vec0 float, cosine": lambda q: knn("vcos", q.tobytes()),
+            "vec0 float, L2 on normalized": lambda q: knn("vl2", q.tobytes()),
+            "vec0 int8 (L2) top 4k + exact rescore": lambda q: rescore(
+                knn("vi8", np.clip(np.round(q * scale), -127, 127).astype(np.int8).tobytes(), "vec_int8(?)", 4 * k), q
+            ),
+            "vec0 bit (hamming) top 10k + exact rescore": lambda q: rescore(
+                knn("vbit", q.tobytes(), "vec_quantize_binary(?)", 10 * k), q
+            ),
+        }
+        truth = [exact_numpy(q) for q in qs]
+        times: dict[str, list[float]] = {name: [] for name in methods}
+        recall: dict[str, float] = {}
+        for name, fn in methods.items():  # warm-up + recall
+            found = [fn(q) for q in qs]
+            recall[name] = statistics.mean(len(set(f[:10]) & set(t[:10])) / 10 for f, t in zip(found, truth))
+        for _ in range(repeats):
+            for name, fn in methods.items():  # interleaved, so drift hits every method alike
+                for q in qs:
+                    started = time.perf_counter()
+                    fn(q)
+                    times[name].append((time.perf_counter() - started) * 1000)
+        conn.close()
+        shutil.rmtree(tmp, ignore_errors=True)
+        out["sizes"][str(n)] = {
+            name: {
+                "median_ms": round(statistics.median(t), 2), "p99_ms": round(pct(t, 99), 2),
+                "recall_at_10": round(recall[name], 3),
+            }
+            for name, t in times.items()
+        }
+        out["sizes"][str(n)]["_memory_mb"] = round(matrix.nbytes / 1e6, 1)
+        log.info("vectors %d: %s", n, json.dumps(out["sizes"][str(n)], indent=1))
+    return out
+
+
+# -- workspaces ------------------------------------------------------------------------------
+def _corpus() -> list[tuple[str, str]]:
+    """(relative path, text) of Rust by Example's markdown files."""
+    with tarfile.open(EVAL_TGZ) as tar:
+        files = []
+        for member in tar.getmembers():
+            if member.isfile() and member.name.endswith(".md"):
+                text = tar.extractfile(member).read().decode("utf-8", "replace")
+                files.append((member.name.removeprefix("src/"), text))
+    return sorted(files)
+
+
+_VOCAB = (
+    "amber basil cobalt delta ember fjord garnet harbor indigo jade kelvin lumen meadow nectar onyx "
+    "prism quartz russet sable tundra umber violet willow xenon yonder zircon"
+).split()
+
+
+def _mutate(text: str, rng: random.Random) -> str:
+    """Append a word to every prose line so each copy's chunks are distinct texts."""
+    out, fenced = [], False
+    for line in text.splitlines():
+        if line.startswith("```"):
+            fenced = not fenced
+        if line.strip() and not fenced and not line.startswith(("#", "```", "|", "[", "{{")):
+            line = f"{line} {rng.choice(_VOCAB)}{rng.randint(0, 999)}"
+        out.append(line)
+    return "\n".join(out) + "\n"
+
+
+def build_workspace(chunks: int) -> Path:
+    """A workspace of about `chunks` chunks with its store, built once and kept in the cache."""
+    from kbls.engine import Engine
+
+    root = CACHE / f"ws-{chunks}"
+    done = root / ".built"
+    if done.exists():
+        return root
+    shutil.rmtree(root, ignore_errors=True)
+    root.mkdir(parents=True)
+    (root / ".kbls.yaml").write_text("store: .kbls-store\n")
+    corpus = _corpus()
+    rng = random.Random(chunks)
+    engine = Engine(root)
+    dim = engine.embedder.dimension
+    vec_rng = np.random.default_rng(chunks)
+
+    def random_vectors(texts: list[str]) -> np.ndarray:
+        vectors = vec_rng.standard_normal((len(texts), dim)).astype(np.float32)
+        return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+    engine.embedder.embed_passages = random_vectors  # type: ignore[method-assign]
+    copy = 0
+    while True:
+        for rel, text in corpus:
+            path = root / f"copy{copy:03d}" / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(_mutate(text, rng) if copy else text)
+        copy += 1
+        report = engine.index()
+        log.info("workspace %d: copy %d -> %d chunks", chunks, copy, report.chunks)
+        if report.chunks >= chunks:
+            break
+    # Trim the last copy down to about the target: drop whole files, then one more scan.
+    excess = engine.store.counts()["chunks"] - chunks
+    for path in sorted((root / f"copy{copy - 1:03d}").rglob("*.md"), reverse=True):
+        if excess <= 0:
+            break
+        rel = path.relative_to(root).as_posix()
+        size = len(engine.store.file_chunks(rel))
+        if 0 < size <= excess:
+            path.unlink()
+            excess -= size
+    engine.index()
+    final = engine.store.counts()
+    engine.close()
+    (root / ".built").write_text(json.dumps(final))
+    return root
+
+
+# -- the daemon ------------------------------------------------------------------------------
+def start(root: Path, tmp: Path, name: str):
+    from e2e.harness import Session
+
+    return Session([root], tmp, name=name)
+
+
+def rss_peak_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def phase_search(rounds: int) -> dict:
+    out: dict[str, Any] = {"rounds": rounds, "sizes": {}}
+    tmp = Path(tempfile.mkdtemp(prefix="kbls-bench-"))
+    for size in SIZES:
+        root = build_workspace(size)
+        started = time.perf_counter()
+        session = start(root, tmp, f"search-{size}")
+        try:
+            status = session.wait_ready(timeout=600)
+            ready_s = time.perf_counter() - started
+            figures: dict[str, Any] = {"chunks": status.roots[0].chunks, "files": status.roots[0].files,
+                                       "ready_s": round(ready_s, 2)}
+            for mode in ("hybrid", "semantic", "lexical"):
+                for q in QUERIES:  # warm-up
+                    session.search(q, mode=mode)
+                times, server = [], []
+                for i in range(rounds):
+                    q = QUERIES[i % len(QUERIES)]
+                    t0 = time.perf_counter()
+                    result = session.search(q, mode=mode)
+                    times.append((time.perf_counter() - t0) * 1000)
+                    server.append(result.took_ms)
+                figures[mode] = {
+                    "p50_ms": round(pct(times, 50), 2), "p99_ms": round(pct(times, 99), 2),
+                    "server_p50_ms": round(pct(server, 50), 2),
+                }
+                log.info("search %d %s: %s", size, mode, figures[mode])
+            figures["rss_mb"] = round(rss_peak_mb(session.client._server.pid), 1)
+            out["sizes"][str(size)] = figures
+        finally:
+            session.close()
+    shutil.rmtree(tmp, ignore_errors=True)
+    return out
+
+
+def phase_save(edits: int) -> dict:
+    size = SIZES[-1]
+    root = build_workspace(size)
+    tmp = Path(tempfile.mkdtemp(prefix="kbls-bench-"))
+    session = start(root, tmp, "save")
+    rel = "copy000/hello.md"
+    note = root / rel
+    original = note.read_text()
+    times = []
+    try:
+        session.wait_ready(timeout=600)
+        for i in range(edits):
+            words = f"zorbly{i} quintessent{i} marmoset{i}"
+            note.write_text(original + f"\nA fresh paragraph about the {words} written for edit {i}.\n")
+            t0 = time.perf_counter()
+            session.save(note)
+            while True:
+                hits = session.search(words, limit=3).hits
+                if any(h.path == rel and h.signals.lexical for h in hits):
+                    break
+                if time.perf_counter() - t0 > 30:
+                    raise RuntimeError("the edit was not found within 30 s")
+            times.append((time.perf_counter() - t0) * 1000)
+            session.wait_ready()
+            log.info("save %d: %.1f ms", i, times[-1])
+    finally:
+        note.write_text(original)
+        session.close()
+        shutil.rmtree(tmp, ignore_errors=True)
+    return {"chunks": size, "edits": edits, "median_ms": round(statistics.median(times), 1),
+            "max_ms": round(max(times), 1)}
+
+
+def phase_rss() -> dict:
+    tmp = Path(tempfile.mkdtemp(prefix="kbls-bench-"))
+    root = tmp / "fresh"
+    root.mkdir()
+    (root / ".kbls.yaml").write_text("store: .kbls-store\n")
+    for rel, text in _corpus():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    started = time.perf_counter()
+    session = start(root, tmp, "rss")
+    try:
+        status = session.wait_ready(timeout=1800)
+        seconds = time.perf_counter() - started
+        indexing = {"chunks": status.roots[0].chunks, "files": status.roots[0].files,
+                    "seconds": round(seconds, 1), "peak_rss_mb": round(rss_peak_mb(session.client._server.pid), 1)}
+    finally:
+        session.close()
+    log.info("rss while indexing: %s", indexing)
+    shutil.rmtree(tmp, ignore_errors=True)
+    return {"indexing": indexing}
+
+
+# -- doc -------------------------------------------------------------------------------------
+def render(results: dict) -> str:
+    lines = [START, "## Daemon", ""]
+    lines.append("Measured by `benchmarks/bench_daemon.py` against the real `kbls serve` over stdio "
+                 "(pygls client in the same script; round trip = request sent → result parsed).")
+    lines.append("")
+    search = results.get("search")
+    if search:
+        m = search["machine"]
+        lines += [f"`kb/search` round trips, {search['rounds']} queries per mode after a warm-up "
+                  f"({m['cores']} cores, {m['date']}). Targets at 50k: p50 ≤ 15 ms, p99 ≤ 40 ms.", ""]
+        lines += ["| chunks | files | ready after start | hybrid p50 / p99 | semantic p50 / p99 | lexical p50 / p99 | RSS |",
+                  "|---:|---:|---:|---:|---:|---:|---:|"]
+        for size, f in search["sizes"].items():
+            cells = [f"{f[mode]['p50_ms']:.1f} / {f[mode]['p99_ms']:.1f} ms" for mode in ("hybrid", "semantic", "lexical")]
+            lines.append(f"| {f['chunks']:,} | {f['files']:,} | {f['ready_s']:.1f} s | " + " | ".join(cells)
+                         + f" | {f['rss_mb']:.0f} MB |")
+        lines += ["", "Workspaces: Rust by Example copied until the size is reached (every copy's prose lines get "
+                  "a different extra word, so all chunks are distinct); random unit vectors stand in for model "
+                  "output while the stores are built, queries are embedded by the real model. \"Ready after "
+                  "start\" is process start → unchanged incremental scan finished.", ""]
+    save = results.get("save")
+    if save:
+        lines += [f"Save → searchable (didSave of a one-paragraph edit → first `kb/search` that finds the new "
+                  f"words) at {save['chunks']:,} chunks, {save['edits']} edits: median **{save['median_ms']:.0f} ms**, "
+                  f"max {save['max_ms']:.0f} ms (target ≤ 150 ms).", ""]
+    rss = results.get("rss")
+    if rss:
+        i = rss["indexing"]
+        lines += [f"Peak RSS while indexing Rust by Example from scratch with the real model ({i['files']} files, "
+                  f"{i['chunks']} chunks, {i['seconds']:.0f} s): **{i['peak_rss_mb']:.0f} MB** (target ≤ 400 MB). "
+                  "The RSS column above is the peak of the daemon serving each workspace.", ""]
+    vectors = results.get("vectors")
+    if vectors:
+        lines += [f"Vector scan options (ADR 0001), k = {vectors['k']}, median and p99 of "
+                  f"{vectors['repeats']}×{vectors['queries']} interleaved queries, one run:", ""]
+        lines += ["| method | 50k median / p99 | 100k median / p99 | recall@10 (50k) |", "|---|---:|---:|---:|"]
+        s50, s100 = vectors["sizes"]["50000"], vectors["sizes"]["100000"]
+        for name in s50:
+            if name.startswith("_"):
+                continue
+            a, b = s50[name], s100[name]
+            lines.append(f"| {name} | {a['median_ms']:.1f} / {a['p99_ms']:.1f} ms | "
+                         f"{b['median_ms']:.1f} / {b['p99_ms']:.1f} ms | {a['recall_at_10']:.2f} |")
+        lines.append("")
+    lines.append(END)
+    return "\n".join(lines)
+
+
+def write_doc(results: dict) -> None:
+    section = render(results)
+    text = DOC.read_text() if DOC.exists() else "# Benchmarks\n"
+    pattern = re.compile(re.escape(START) + r".*?" + re.escape(END), re.S)
+    if pattern.search(text):
+        text = pattern.sub(lambda _: section, text)
+    else:
+        text = text.rstrip("\n") + "\n\n" + section + "\n"
+    DOC.parent.mkdir(parents=True, exist_ok=True)
+    DOC.write_text(text)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--phase", action="append", choices=("vectors", "search", "save", "rss"))
+    parser.add_argument("--repeats", type=int, default=5, help="vector runs per method")
+    parser.add_argument("--rounds", type=int, default=200, help="kb/search requests per mode and size")
+    parser.add_argument("--edits", type=int, default=5)
+    parser.add_argument("--doc-only", action="store_true", help="rewrite the doc from the saved results")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stderr)
+    if not args.doc_only:
+        for phase in args.phase or ["vectors", "search", "save", "rss"]:
+            log.info("phase %s", phase)
+            if phase == "vectors":
+                figures = phase_vectors(args.repeats)
+            elif phase == "search":
+                figures = phase_search(args.rounds)
+            elif phase == "save":
+                figures = phase_save(args.edits)
+            else:
+                figures = phase_rss()
+            save_results(phase, figures)
+            write_doc(load_results())
+    write_doc(load_results())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
