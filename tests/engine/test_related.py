@@ -1,0 +1,59 @@
+"""Related notes with the real model: never the note itself; links and tags give reasons."""
+
+from __future__ import annotations
+
+import pytest
+
+from kbls.errors import OutsideRootError
+
+
+def _by_path(hits) -> dict:
+    return {h.path: h for h in hits}
+
+
+@pytest.mark.parametrize("rel", ["rust/ownership.md", "rust/borrowing.md", "cooking/pasta.md", "meeting-notes.rst"])
+def test_a_note_is_never_related_to_itself(kb, rel):
+    hits = kb.related(kb.root / rel, limit=20)
+    assert rel not in [h.path for h in hits]
+
+
+def test_the_link_graph_appears_in_the_reasons(kb):
+    """ownership.md links [[Borrowing]]; borrowing.md links (ownership.md)."""
+    from_ownership = _by_path(kb.related(kb.root / "rust/ownership.md"))
+    assert "linked from here" in from_ownership["rust/borrowing.md"].reasons
+    assert "links here" in from_ownership["rust/borrowing.md"].reasons
+    from_borrowing = _by_path(kb.related(kb.root / "rust/borrowing.md"))
+    assert {"linked from here", "links here"} <= set(from_borrowing["rust/ownership.md"].reasons)
+
+
+def test_shared_tags_appear_in_the_reasons(kb):
+    hits = _by_path(kb.related(kb.root / "rust/borrowing.md"))
+    assert "shared tags: rust" in hits["rust/ownership.md"].reasons
+
+
+def test_similar_meaning_ranks_the_sibling_topic_first(kb):
+    hits = kb.related(kb.root / "rust/lifetimes.md", limit=3)
+    assert hits and hits[0].path.startswith("rust/")
+    assert any(r.startswith("similar to §") for r in hits[0].reasons)
+
+
+def test_related_to_one_section_uses_that_section(root, note, make_engine):
+    """A note of two unrelated sections: the line decides which neighbours come first."""
+    oven = " ".join(f"Preheat the oven and bake the bread loaf with a crisp crust, step {i}." for i in range(6))
+    rail = " ".join(f"Take the express train from the station with a rail pass, leg {i}." for i in range(6))
+    note("diary.md", f"# Diary\n\n## Kitchen\n\n{oven}\n\n## Journey\n\n{rail}\n")
+    note("baking.md", "# Baking bread\n\nBake the loaf in a hot oven until the crust is golden and crisp.\n")
+    note("trains.md", "# Rail travel\n\nExpress trains leave the central station every hour; a rail pass covers them.\n")
+    engine = make_engine(root)
+    engine.index()
+    lines = (root / "diary.md").read_text().split("\n")
+    kitchen = lines.index("## Kitchen") + 2
+    journey = lines.index("## Journey") + 2
+    assert engine.related(root / "diary.md", kitchen, limit=1)[0].path == "baking.md"
+    assert engine.related(root / "diary.md", journey, limit=1)[0].path == "trains.md"
+
+
+def test_unindexed_or_outside_paths(kb, tmp_path):
+    assert kb.related(kb.root / "no/such/note.md") == []
+    with pytest.raises(OutsideRootError):
+        kb.related(tmp_path / "elsewhere.md")
