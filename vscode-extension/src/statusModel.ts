@@ -179,15 +179,13 @@ export function formatStatusMarkdown(r: StatusResult, extra: { command?: string 
   if (extra.command) lines.push(`- **Command:** \`${extra.command.replace(/`/g, "'")}\``);
   for (const root of r.roots) {
     lines.push("", `## ${mdEscape(uriToDisplayPath(root.uri))}`, "");
-    lines.push(`| | |`, `|---|---|`);
-    lines.push(`| Notes | ${root.files} |`);
-    lines.push(`| Chunks | ${root.chunks} |`);
-    lines.push(`| Store | ${mdEscape(root.store)} (${formatBytes(root.storeBytes)}) |`);
-    lines.push(`| Model | ${mdEscape(root.model)} (${root.dimension}) |`);
+    lines.push(`- **Notes:** ${root.files}, **chunks:** ${root.chunks}`);
+    lines.push(`- **Store:** ${mdEscape(root.store)} (${formatBytes(root.storeBytes)})`);
+    lines.push(`- **Model:** ${mdEscape(root.model)} (${root.dimension} dimensions)`);
     if (root.sqlite) {
       const sq = root.sqlite;
       const parts = [sq.module, sq.version].filter(Boolean).join(" ");
-      lines.push(`| SQLite | ${mdEscape(parts || "?")}${sq.vec ? `, sqlite-vec ${mdEscape(sq.vec)}` : ""} |`);
+      lines.push(`- **SQLite:** ${mdEscape(parts || "?")}${sq.vec ? `, sqlite-vec ${mdEscape(sq.vec)}` : ""}`);
     }
     const errors = root.errors ?? [];
     lines.push("", errors.length === 0 ? "No indexing errors." : `**${plural(errors.length, "file")} could not be indexed:**`);

@@ -91,7 +91,8 @@ test("formatStatusMarkdown makes kb/status readable", () => {
   assert.match(md, /\*\*State:\*\* ready/);
   assert.match(md, /\*\*Indexed:\*\* 211 notes, 1,435 chunks in 2 roots/);
   assert.match(md, /## \/home\/me\/my notes/, "root URI shown as a decoded path");
-  assert.match(md, /\| Store \| \/home\/me\/.cache\/kbls\/notes-3f2a9c1b \(5.0 MiB\) \|/);
+  assert.match(md, /- \*\*Store:\*\* \/home\/me\/.cache\/kbls\/notes-3f2a9c1b \(5.0 MiB\)/);
+  assert.match(md, /- \*\*Notes:\*\* 210, \*\*chunks:\*\* 1432/);
   assert.match(md, /sqlean 3.50.4, sqlite-vec v0.1.9/);
   assert.match(md, /`broken.md`: invalid UTF-8 at byte 12/);
   assert.match(md, /No indexing errors\./);

@@ -1,0 +1,438 @@
+// End-to-end: the packaged VSIX in a real VS Code (code-server), driven by headless Chromium.
+// Opens a sample workspace, runs KB: Search from the command palette, opens a hit with Enter and
+// checks the line, hovers a markdown word for the related-notes hover, opens KB: Show Status.
+// A screenshot of every step goes to .test-output/e2e/.
+//
+// Inputs (set by run-tests.sh): CODE_SERVER (the code-server launcher), VSIX, CHROMIUM,
+// KBLS_BIN (defaults to <repo>/.venv/bin/kbls). Every wait is bounded.
+import test from "node:test";
+import assert from "node:assert/strict";
+import { spawn, execFile } from "node:child_process";
+import fs from "node:fs";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { createRequire } from "node:module";
+import { fileURLToPath, pathToFileURL } from "node:url";
+
+const require = createRequire(import.meta.url);
+const EXT_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const { makeWorkspace, lineOf } = require("../test/helpers/workspace.js");
+const { KBLS } = require("../test/helpers/repo.js");
+const { startServer } = require("../test/helpers/server.js");
+const puppeteer = require("puppeteer-core");
+
+const OUT = path.join(EXT_DIR, ".test-output", "e2e");
+const CODE_SERVER = process.env.CODE_SERVER;
+const VSIX = process.env.VSIX || path.join(EXT_DIR, "kbls.vsix");
+const CHROMIUM = process.env.CHROMIUM || "/usr/bin/chromium";
+const STEP_MS = Number(process.env.E2E_STEP_MS || 60000);
+const QUERY = "who owns the heap data after a move";
+
+function run(cmd, args, opts = {}) {
+  return new Promise((resolve, reject) => {
+    execFile(cmd, args, { timeout: 180000, maxBuffer: 16 << 20, ...opts }, (err, stdout, stderr) => {
+      if (err) reject(new Error(`${cmd} ${args.join(" ")} failed: ${err.message}\n${stdout}\n${stderr}`));
+      else resolve({ stdout, stderr });
+    });
+  });
+}
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.unref();
+    srv.on("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+async function until(what, fn, ms = STEP_MS, every = 250) {
+  const deadline = Date.now() + ms;
+  let last;
+  while (Date.now() < deadline) {
+    try {
+      last = await fn();
+      if (last) return last;
+    } catch (e) {
+      last = e;
+    }
+    await sleep(every);
+  }
+  throw new Error(`timed out after ${ms} ms waiting for ${what}${last instanceof Error ? `: ${last.message}` : ""}`);
+}
+
+const skipReason = !CODE_SERVER
+  ? "CODE_SERVER is not set (run through run-tests.sh)"
+  : !fs.existsSync(VSIX)
+    ? `${VSIX} is missing (npm run package)`
+    : !fs.existsSync(KBLS)
+      ? `${KBLS} is missing`
+      : false;
+
+test("KB commands in a real VS Code (code-server + Chromium)", { skip: skipReason, timeout: 15 * 60000 }, async (t) => {
+  fs.rmSync(OUT, { recursive: true, force: true });
+  fs.mkdirSync(OUT, { recursive: true });
+  const tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "kbls-e2e-")));
+  const ws = makeWorkspace("kbls-e2e-ws-");
+  const userData = path.join(tmp, "user-data");
+  const extDir = path.join(tmp, "extensions");
+  const home = path.join(tmp, "home");
+  fs.mkdirSync(path.join(userData, "User"), { recursive: true });
+  fs.mkdirSync(home, { recursive: true });
+  const env = {
+    ...process.env,
+    HOME: home,
+    XDG_CONFIG_HOME: path.join(home, ".config"),
+    XDG_DATA_HOME: path.join(home, ".local", "share"),
+    XDG_CACHE_HOME: path.join(home, ".cache"),
+  };
+  let codeServer;
+  let browser;
+  let page;
+  let csLog = "";
+  let shot = 0;
+  const screenshot = async (name) => {
+    const file = path.join(OUT, `${String(++shot).padStart(2, "0")}-${name}.png`);
+    await page.screenshot({ path: file });
+    t.diagnostic(`screenshot ${path.relative(EXT_DIR, file)}`);
+    return file;
+  };
+
+  t.after(async () => {
+    if (page) await screenshot("final").catch(() => {});
+    if (browser) await browser.close().catch(() => {});
+    if (codeServer && codeServer.exitCode === null) {
+      codeServer.kill("SIGTERM");
+      await Promise.race([new Promise((r) => codeServer.once("exit", r)), sleep(5000)]);
+      if (codeServer.exitCode === null) codeServer.kill("SIGKILL");
+    }
+    fs.writeFileSync(path.join(OUT, "code-server.log"), csLog);
+    // The extension's output channel, written by VS Code under the user-data folder.
+    try {
+      const logs = execFileSyncSafe("find", [userData, "-name", "*kbls*.log"]);
+      for (const f of logs.split("\n").filter(Boolean)) fs.copyFileSync(f, path.join(OUT, "output-" + path.basename(f)));
+    } catch {}
+    fs.rmSync(tmp, { recursive: true, force: true });
+    fs.rmSync(ws, { recursive: true, force: true });
+  });
+
+  // The answer the UI must show, asked of the server directly: which chunk tops the query.
+  let expected;
+  await t.test("the server ranks the sample workspace (reference answer)", { timeout: 180000 }, async () => {
+    const server = await startServer(ws);
+    try {
+      await server.waitIndexed(5);
+      const res = await server.conn.sendRequest("kb/search", { query: QUERY, limit: 5 });
+      expected = res.hits[0];
+      assert.equal(expected.path, "rust/ownership.md", JSON.stringify(res.hits.map((h) => h.path)));
+    } finally {
+      await server.close();
+    }
+  });
+
+  await t.test("the VSIX installs into code-server", { timeout: 180000 }, async () => {
+    const { stdout } = await run(CODE_SERVER, ["--install-extension", VSIX, "--extensions-dir", extDir, "--user-data-dir", userData], { env });
+    t.diagnostic(stdout.trim().split("\n").pop());
+    const installed = fs.readdirSync(extDir).filter((d) => d.startsWith("kbls.kbls-"));
+    assert.equal(installed.length, 1, `extensions dir: ${fs.readdirSync(extDir)}`);
+  });
+
+  fs.writeFileSync(
+    path.join(userData, "User", "settings.json"),
+    JSON.stringify(
+      {
+        "kbls.serverPath": KBLS,
+        "kbls.trace.server": "messages",
+        "workbench.startupEditor": "none",
+        "workbench.tips.enabled": false,
+        "workbench.enableExperiments": false,
+        "workbench.welcomePage.walkthroughs.openOnInstall": false,
+        "workbench.secondarySideBar.defaultVisibility": "hidden",
+        "chat.disableAIFeatures": true,
+        "security.workspace.trust.enabled": false,
+        "extensions.ignoreRecommendations": true,
+        "extensions.autoCheckUpdates": false,
+        "update.mode": "none",
+        "telemetry.telemetryLevel": "off",
+        "editor.hover.delay": 200,
+        "editor.minimap.enabled": false,
+        "window.restoreWindows": "none",
+        "files.exclude": { ".kbls-store": true },
+      },
+      null,
+      2,
+    ),
+  );
+
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  await t.test("code-server starts on loopback", { timeout: 120000 }, async () => {
+    codeServer = spawn(
+      CODE_SERVER,
+      [
+        "--auth", "none",
+        "--bind-addr", `127.0.0.1:${port}`,
+        "--user-data-dir", userData,
+        "--extensions-dir", extDir,
+        "--disable-telemetry",
+        "--disable-update-check",
+        "--disable-workspace-trust",
+        "--disable-getting-started-override",
+        "--ignore-last-opened",
+        ws,
+      ],
+      { env, stdio: ["ignore", "pipe", "pipe"] },
+    );
+    const collect = (d) => {
+      csLog += d.toString();
+    };
+    codeServer.stdout.on("data", collect);
+    codeServer.stderr.on("data", collect);
+    await until("code-server /healthz", async () => {
+      if (codeServer.exitCode !== null) throw new Error(`code-server exited ${codeServer.exitCode}:\n${csLog}`);
+      const r = await fetch(`${base}/healthz`).catch(() => null);
+      return r && r.ok;
+    }, 90000, 500);
+  });
+
+  await t.test("the workbench opens the workspace and the extension indexes it", { timeout: 240000 }, async () => {
+    browser = await puppeteer.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      protocolTimeout: 120000,
+      userDataDir: path.join(tmp, "chromium"),
+      args: [
+        "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync",
+        "--disable-dev-shm-usage", "--window-size=1440,900",
+      ],
+      defaultViewport: { width: 1440, height: 900 },
+    });
+    page = await browser.newPage();
+    page.setDefaultTimeout(STEP_MS);
+    page.on("pageerror", (e) => (csLog += `\n[page error] ${e.message}`));
+    await page.goto(`${base}/?folder=${encodeURIComponent(ws)}`, { waitUntil: "domcontentloaded" });
+    await page.waitForSelector(".monaco-workbench .part.statusbar", { timeout: 90000 });
+    await screenshot("workbench");
+    // The item walks from "starting" / "indexing" to the note count.
+    const text = await until(
+      'the status bar to show "KB: 5 notes"',
+      async () => {
+        const items = await statusBarTexts(page);
+        const kb = items.find((s) => s.includes("KB"));
+        return kb && /KB: 5 notes/.test(kb) ? kb : null;
+      },
+      180000,
+      500,
+    ).catch(async (e) => {
+      await screenshot("status-bar-timeout");
+      throw new Error(`${e.message}; status bar: ${JSON.stringify(await statusBarTexts(page))}`);
+    });
+    t.diagnostic(`status bar: ${text}`);
+    await screenshot("indexed");
+  });
+
+  await t.test("KB: Search from the command palette finds the note", { timeout: 180000 }, async () => {
+    await runCommand(page, "KB: Search", screenshot);
+    await page.waitForSelector(".quick-input-widget .quick-input-title", { visible: true });
+    const title = await page.$eval(".quick-input-widget .quick-input-title", (e) => e.textContent);
+    assert.match(title, /KB: Search/);
+    await page.keyboard.type(QUERY, { delay: 15 });
+    const rows = await until(
+      "a result row for Ownership in Rust",
+      async () => {
+        const r = await quickPickRows(page);
+        return r.length > 0 && r[0].includes(expected.title) ? r : null;
+      },
+      60000,
+    ).catch(async (e) => {
+      await screenshot("search-timeout");
+      throw new Error(`${e.message}; rows: ${JSON.stringify(await quickPickRows(page))}`);
+    });
+    await screenshot("search-results");
+    assert.match(rows[0], /rust\/ownership\.md/, "the first row shows the path");
+    t.diagnostic(`first row: ${rows[0]}`);
+  });
+
+  await t.test("Enter opens the note at the hit's line", { timeout: 120000 }, async () => {
+    await page.keyboard.press("Enter");
+    const tab = await until("the ownership.md editor tab", async () => {
+      const t = await page.$eval(".tabs-container .tab.active", (e) => e.textContent).catch(() => "");
+      return t.includes("ownership.md") ? t : null;
+    });
+    assert.ok(tab);
+    const want = expected.range.start.line + 1;
+    const pos = await until(`the cursor on line ${want}`, async () => {
+      const items = await statusBarTexts(page);
+      const ln = items.find((s) => /Ln \d+, Col \d+/.test(s));
+      return ln && new RegExp(`Ln ${want}, Col 1\\b`).test(ln) ? ln : null;
+    }, 20000).catch(async (e) => {
+      await screenshot("cursor-timeout");
+      throw new Error(`${e.message}; status bar: ${JSON.stringify(await statusBarTexts(page))}`);
+    });
+    t.diagnostic(`cursor: ${pos} (hit range ${JSON.stringify(expected.range)})`);
+    assert.match(pos, /selected/, "the chunk is selected");
+    await screenshot("opened-at-line");
+  });
+
+  await t.test("hovering a word in a markdown note shows related notes with links", { timeout: 120000 }, async () => {
+    await openFile(page, "borrowing.md");
+    const target = "particular";
+    const line = lineOf("rust/borrowing.md", /mutable reference to a particular/);
+    const box = await until("the line with the word to hover", async () => {
+      return page.evaluate((word) => {
+        const editor = document.querySelector(".editor-group-container.active .monaco-editor .view-lines");
+        if (!editor) return null;
+        for (const line of editor.querySelectorAll(".view-line")) {
+          if (!line.textContent.includes(word)) continue;
+          const walker = document.createTreeWalker(line, NodeFilter.SHOW_TEXT);
+          for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+            const i = node.textContent.indexOf(word);
+            if (i < 0) continue;
+            const range = document.createRange();
+            range.setStart(node, i + 2);
+            range.setEnd(node, i + 4);
+            const r = range.getBoundingClientRect();
+            return { x: r.x + r.width / 2, y: r.y + r.height / 2 };
+          }
+        }
+        return null;
+      }, target);
+    });
+    t.diagnostic(`hovering "${target}" on line ${line + 1} at ${Math.round(box.x)},${Math.round(box.y)}`);
+    let hover;
+    for (let attempt = 0; attempt < 4 && !hover; attempt++) {
+      await page.mouse.move(box.x - 30, box.y + 40);
+      await sleep(300);
+      await page.mouse.move(box.x, box.y, { steps: 5 });
+      hover = await until("the hover widget with related notes", async () => {
+        return page.evaluate(() => {
+          for (const h of document.querySelectorAll(".monaco-hover")) {
+            if (h.classList.contains("hidden") || h.offsetParent === null) continue;
+            const links = [...h.querySelectorAll("a")].map((a) => ({ text: a.textContent, href: a.getAttribute("data-href") || a.getAttribute("href") || "" }));
+            if (links.length) return { text: h.innerText, links };
+          }
+          return null;
+        });
+      }, 15000).catch(() => null);
+    }
+    await screenshot("hover");
+    assert.ok(hover, "a hover with links appeared");
+    t.diagnostic(`hover: ${hover.text.replace(/\s+/g, " ").slice(0, 200)}`);
+    assert.ok(hover.links.some((l) => /Ownership/i.test(l.text) || /ownership\.md/.test(l.href)), JSON.stringify(hover.links));
+  });
+
+  await t.test("a link in the hover opens the target note at its section", { timeout: 60000 }, async () => {
+    const clicked = await page.evaluate(() => {
+      for (const h of document.querySelectorAll(".monaco-hover")) {
+        if (h.classList.contains("hidden") || h.offsetParent === null) continue;
+        for (const a of h.querySelectorAll("a")) {
+          const href = a.getAttribute("data-href") || a.getAttribute("href") || "";
+          if (/ownership\.md/.test(href)) {
+            a.click();
+            return href;
+          }
+        }
+      }
+      return null;
+    });
+    assert.ok(clicked, "a link to ownership.md in the hover");
+    const want = Number((clicked.match(/#L(\d+)/) || [])[1]);
+    await until("ownership.md active", async () => {
+      const t = await page.$eval(".tabs-container .tab.active", (e) => e.textContent).catch(() => "");
+      return t.includes("ownership.md");
+    }, 20000);
+    if (want) {
+      const pos = await until(`line ${want}`, async () => {
+        const ln = (await statusBarTexts(page)).find((s) => /Ln \d+, Col \d+/.test(s));
+        return ln && new RegExp(`Ln ${want},`).test(ln) ? ln : null;
+      }, 20000);
+      t.diagnostic(`link ${clicked} -> ${pos}`);
+    }
+    await screenshot("hover-link-opened");
+  });
+
+  await t.test("KB: Related Notes lists other notes for the active one", { timeout: 60000 }, async () => {
+    await openFile(page, "ownership.md");
+    await runCommand(page, "KB: Related Notes", screenshot);
+    const rows = await until("related rows", async () => {
+      const r = await quickPickRows(page);
+      return r.length > 0 && r.some((x) => /\.md/.test(x)) ? r : null;
+    });
+    await screenshot("related");
+    assert.ok(!rows.some((r) => /rust\/ownership\.md/.test(r)), "the note itself is not related to itself");
+    assert.ok(rows.some((r) => /borrowing\.md/.test(r)), JSON.stringify(rows));
+    await page.keyboard.press("Escape");
+  });
+
+  await t.test("KB: Show Status opens a readable status document", { timeout: 60000 }, async () => {
+    await runCommand(page, "KB: Show Status", screenshot);
+    const text = await until("the status document", async () => {
+      const t = await page.evaluate(
+        () => document.querySelector(".editor-group-container.active .monaco-editor .view-lines")?.innerText ?? "",
+      );
+      return /kbls status/.test(t) ? t : null;
+    });
+    await screenshot("show-status");
+    assert.match(text, /Indexed:.*5 notes/);
+  });
+});
+
+function execFileSyncSafe(cmd, args) {
+  return require("node:child_process").execFileSync(cmd, args, { encoding: "utf8", timeout: 10000 });
+}
+
+async function statusBarTexts(page) {
+  return page.$$eval(".part.statusbar .statusbar-item", (els) =>
+    els.map((e) => (e.getAttribute("aria-label") || "") + " | " + e.innerText.trim()),
+  );
+}
+
+async function quickPickRows(page) {
+  return page.$$eval(".quick-input-widget .quick-input-list .monaco-list-row", (els) =>
+    els.map((e) => e.innerText.replace(/\s+/g, " ").trim()),
+  );
+}
+
+/** Opens the command palette with F1, filters for the command and runs it. */
+async function runCommand(page, label, screenshot) {
+  await page.keyboard.press("Escape");
+  await page.keyboard.press("F1");
+  await page.waitForSelector(".quick-input-widget .quick-input-box input", { visible: true });
+  await page.keyboard.type(label, { delay: 10 });
+  await until(`"${label}" in the command palette`, async () => {
+    const rows = await quickPickRows(page);
+    return rows.length > 0 && rows[0].startsWith(label);
+  }, 30000).catch(async (e) => {
+    await screenshot("palette-timeout");
+    throw new Error(`${e.message}; rows: ${JSON.stringify(await quickPickRows(page))}`);
+  });
+  await screenshot(`palette-${label.replace(/\W+/g, "-").toLowerCase()}`);
+  await page.keyboard.press("Enter");
+}
+
+/** Opens a file with Quick Open (Ctrl+P). */
+async function openFile(page, name) {
+  await page.keyboard.press("Escape");
+  await page.keyboard.down("Control");
+  await page.keyboard.press("KeyP");
+  await page.keyboard.up("Control");
+  await page.waitForSelector(".quick-input-widget .quick-input-box input", { visible: true });
+  await page.keyboard.type(name, { delay: 10 });
+  await until(`${name} in Quick Open`, async () => {
+    const rows = await quickPickRows(page);
+    return rows.length > 0 && rows[0].includes(name);
+  }, 30000);
+  await page.keyboard.press("Enter");
+  await until(`${name} active`, async () => {
+    const t = await page.$eval(".tabs-container .tab.active", (e) => e.textContent).catch(() => "");
+    return t.includes(name);
+  }, 20000);
+  await sleep(500);
+}

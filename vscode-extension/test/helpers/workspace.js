@@ -1,0 +1,102 @@
+// A sample knowledge base of a few notes on distinct topics, shared by the protocol and e2e tests.
+const fs = require("node:fs");
+const os = require("node:os");
+const path = require("node:path");
+
+const NOTES = {
+  "rust/ownership.md": `---
+title: Ownership in Rust
+tags: [rust, memory]
+---
+# Ownership in Rust
+
+Every value in Rust has a single owner. When the owner goes out of scope, the value is dropped
+and its memory is freed. See also [Borrowing](borrowing.md) for references.
+
+## Moves
+
+Assigning a \`String\` to another variable moves it: the first variable can no longer be used.
+After a move, the new binding owns the heap data and the old one is invalid.
+
+## Clone
+
+Call \`.clone()\` to make a deep copy when you really need two owners of equal data.
+`,
+  "rust/borrowing.md": `---
+title: Borrowing
+tags: [rust, memory]
+---
+# Borrowing
+
+A reference lets you use a value without taking ownership of it. See [Ownership](ownership.md).
+
+## Mutable references
+
+You can have only one mutable reference to a particular piece of data at a time, which
+prevents data races at compile time.
+`,
+  "baking/sourdough.md": `---
+title: Sourdough bread
+tags: [baking]
+---
+# Sourdough bread
+
+A sourdough starter is a culture of wild yeast and lactic acid bacteria kept in flour and water.
+
+## Feeding the starter
+
+Feed the starter twice a day with equal weights of flour and water so it stays bubbly and active.
+
+## Baking
+
+Bake the loaf in a preheated Dutch oven at 250 °C: twenty minutes with the lid on, then twenty
+minutes without it until the crust is deep brown.
+`,
+  "travel/kyoto.md": `---
+title: Kyoto trip
+tags: [travel, japan]
+---
+# Kyoto trip
+
+Temples, gardens and the bamboo grove of Arashiyama.
+
+## Getting around
+
+Buy a prepaid IC card for the city buses and the subway; the Shinkansen from Tokyo takes about
+two hours and fifteen minutes.
+`,
+  "dev/git-rebase.md": `---
+title: Git rebase
+tags: [git]
+---
+# Git rebase
+
+Rebasing replays your commits on top of another branch, giving a linear history.
+
+## Interactive rebase
+
+\`git rebase -i HEAD~3\` lets you squash, reorder or reword the last three commits before pushing.
+`,
+};
+
+/** Creates the workspace in a fresh temp folder and returns its path. */
+function makeWorkspace(prefix = "kbls-ws-") {
+  const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), prefix)));
+  for (const [rel, text] of Object.entries(NOTES)) {
+    const file = path.join(dir, rel);
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    fs.writeFileSync(file, text);
+  }
+  fs.writeFileSync(path.join(dir, ".kbls.yaml"), "store: .kbls-store\n");
+  return dir;
+}
+
+/** The 0-based line of the first line of `rel` matching `re`. */
+function lineOf(rel, re) {
+  const lines = NOTES[rel].split("\n");
+  const i = lines.findIndex((l) => re.test(l));
+  if (i < 0) throw new Error(`no line matching ${re} in ${rel}`);
+  return i;
+}
+
+module.exports = { NOTES, makeWorkspace, lineOf };
