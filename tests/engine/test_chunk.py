@@ -3,6 +3,7 @@ fenced code, section boundaries and long lines, all measured with the model's ow
 
 from __future__ import annotations
 
+import os
 
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
@@ -62,7 +63,12 @@ def _budget(chunker: Chunker) -> int:
 
 CONFIGS = st.sampled_from([ChunkConfig(), ChunkConfig(max_tokens=64, overlap_tokens=16, min_tokens=8),
                            ChunkConfig(max_tokens=128, overlap_tokens=0, min_tokens=0)])
-PROPERTY = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+#: KBLS_PROPERTY_EXAMPLES=2000 for a deeper hunt; 100 keeps the suite within its time budget.
+PROPERTY = settings(
+    max_examples=int(os.environ.get("KBLS_PROPERTY_EXAMPLES", "100")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 
 
 def _body_lines(text: str) -> list[int]:

@@ -108,6 +108,38 @@ def test_a_renamed_file_embeds_nothing(root, note, make_engine, count_embedded):
     assert hits and all(h.path == "archive/handbook-2024.md" for h in hits)
 
 
+def test_a_rename_seen_as_two_paths_embeds_nothing(root, note, make_engine, count_embedded):
+    """The watcher's view of a rename: index([old, new]), or the old path first, then the new."""
+    path = note("a/handbook.md", _twenty_sections())
+    engine = make_engine(root)
+    counter = count_embedded(engine)
+    engine.index()
+    counter.take()
+    moved = root / "b" / "handbook.md"
+    moved.parent.mkdir()
+    path.rename(moved)
+    report = engine.index([path, moved])
+    assert counter.take() == [] and report.embedded == 0 and report.deleted == 1
+    again = root / "c.md"
+    moved.rename(again)
+    engine.index([moved])  # the deletion arrives first ...
+    engine.index([again])  # ... and the new name later: the vectors are still there
+    assert counter.take() == [] and set(engine.store.files()) == {"c.md"}
+
+
+def test_search_sees_an_edit_and_forgets_the_old_text(root, note, make_engine):
+    path = note("log.md", "# Log\n\nToday I repaired the bicycle chain.\n")
+    engine = make_engine(root)
+    engine.index()
+    assert engine.search("bicycle", mode="lexical").hits
+    path.write_text("# Log\n\nToday I tuned the violin strings.\n")
+    engine.index()
+    assert not engine.search("bicycle", mode="lexical").hits
+    hits = engine.search("musical instrument maintenance", mode="semantic").hits
+    assert hits[0].path == "log.md" and "violin" in hits[0].snippet
+    assert engine.status().vectors == engine.status().chunks  # the old vector was collected
+
+
 def test_a_deleted_file_leaves_the_index(root, note, make_engine):
     note("keep.md", "# Keep\n\nThis note stays.\n")
     gone = note("gone.md", "# Gone\n\nThis note about zeppelins is deleted.\n")
