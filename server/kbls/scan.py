@@ -130,12 +130,20 @@ class Scanner:
             )
             for name in filenames:
                 rel = f"{rel_dir}/{name}" if rel_dir else name
+                # Names that no editor URI or log line carries faithfully are not indexed, but
+                # listed as problems (a non-UTF-8 name with its bytes escaped) so users see why.
+                problem = None
                 if "\n" in rel or "\r" in rel:
-                    continue  # a name no editor URI or log line can carry faithfully
+                    problem = "file name contains a line break; not indexed"
                 try:
                     rel.encode("utf-8")
-                except UnicodeEncodeError:
-                    continue  # a non-UTF-8 name (surrogate-escaped by os.walk)
+                except UnicodeEncodeError:  # surrogate-escaped by os.walk
+                    rel = rel.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+                    problem = "file name is not valid UTF-8; not indexed"
+                if problem is not None:
+                    if self.wanted(rel):
+                        found.append(Candidate(rel, abs_dir / name, 0, 0, problem))
+                    continue
                 if self.wanted(rel):
                     candidate = self.candidate(rel)
                     if candidate is not None:
