@@ -105,10 +105,11 @@ class Scanner:
         """Stat one wanted file; None when it does not exist (any more)."""
         abs_path = self.root / rel_path
         try:
-            if abs_path.is_symlink():
-                target = Path(os.path.realpath(abs_path))
-                if target != self.root and self.root not in target.parents:
-                    return Candidate(rel_path, abs_path, 0, 0, "symlink points outside the workspace root")
+            # Resolve every component, not only the file: a symlinked folder on the way (a path
+            # handed in by a save or a watcher event) may lead out of the root just the same.
+            target = Path(os.path.realpath(abs_path))
+            if target != self.root and self.root not in target.parents:
+                return Candidate(rel_path, abs_path, 0, 0, "symlink points outside the workspace root")
             st = abs_path.stat()
         except FileNotFoundError:
             return None
