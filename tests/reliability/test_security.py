@@ -1,0 +1,144 @@
+"""Issue 6, "Security": nothing outside the workspace roots and the store is read, followed or
+reported; no network connection; stdio by default and TCP on loopback only.
+
+Each test here is cited in docs/security.md next to the guarantee it proves.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from kbls.engine import Engine
+from kbls.errors import OutsideRootError
+from tests.reliability.helpers import check_store, child_env, write_config
+from tests.reliability.lsp_client import Daemon
+
+SECRET = "# Secret\n\nthe launch code is swordfish\n"
+
+
+@pytest.fixture
+def layout(tmp_path: Path) -> tuple[Path, Path]:
+    """(root, outside): a root with every kind of way out, and a secret beside it."""
+    root, outside = tmp_path / "notes", tmp_path / "outside"
+    root.mkdir()
+    outside.mkdir()
+    (outside / "secret.md").write_text(SECRET)
+    (root / "ok.md").write_text("# Fine\n\nan ordinary note about gardening\n")
+    os.symlink(outside / "secret.md", root / "link-to-secret.md")
+    os.symlink(outside, root / "linked-dir")
+    os.symlink("../outside/secret.md", root / "relative-link.md")
+    write_config(root)
+    return root, outside
+
+
+def _ways_out(root: Path) -> list[Path]:
+    return [
+        root / "link-to-secret.md", root / "linked-dir" / "secret.md", root / "relative-link.md",
+        root / ".." / "outside" / "secret.md", root / "sub" / ".." / ".." / "outside" / "secret.md",
+        root.parent / "outside" / "secret.md", Path("/etc/passwd"),
+    ]
+
+
+def _read_outside(engine: Engine) -> bool:
+    return bool(engine.search("launch code swordfish", mode="lexical").hits)
+
+
+def test_engine_never_reads_outside_the_root_by_walk_or_by_path(layout, tmp_path: Path, embedder) -> None:
+    root, _ = layout
+    engine = Engine(root, embedder=embedder)
+    try:
+        engine.index()
+        report = engine.index(_ways_out(root))
+        assert not _read_outside(engine)
+        paths = set(check_store(engine.store_dir).chunks) | {e.path for e in engine.status().errors}
+        assert paths <= {"ok.md", "link-to-secret.md", "relative-link.md", "linked-dir/secret.md"}, paths
+        assert all("outside" in s.reason or "cannot" in s.reason for s in report.skipped), report.skipped
+        for path in (root / ".." / "outside" / "secret.md", Path("/etc/passwd")):
+            with pytest.raises(OutsideRootError):
+                engine.related(path)
+    finally:
+        engine.close()
+
+
+def test_daemon_refuses_uris_outside_its_roots(layout, tmp_path: Path) -> None:
+    root, outside = layout
+    daemon = Daemon([root], tmp_path)
+    try:
+        daemon.wait_ready()
+        for path in _ways_out(root):
+            uri = path.as_uri() if path.is_absolute() else path.resolve().as_uri()
+            for method, params in (("kb/related", {"uri": uri}), ("kb/reindex", {"uris": [uri]})):
+                try:
+                    result = daemon.request(method, params)
+                except Exception as exc:  # InvalidParams: refused, as documented
+                    assert "outside" in str(exc) or "invalid" in str(exc).lower(), exc
+                else:
+                    assert not result.get("hits"), (method, path, result)
+            daemon.client.text_document_did_save({"textDocument": {"uri": uri}})
+            daemon.request("kb/status", {})
+        time.sleep(1.0)
+        daemon.wait_ready()
+        assert not daemon.search("launch code swordfish", mode="lexical")["hits"], "read a file outside the root"
+        status = daemon.status()
+        reported = {e["path"] for r in status["roots"] for e in r["errors"]}
+        assert not any(p.startswith("..") or p.startswith("/") for p in reported), reported
+    finally:
+        daemon.close()
+
+
+_NO_NETWORK = """
+import socket, sys
+def refuse(*args, **kwargs):
+    sys.stderr.write("NETWORK-ATTEMPT %r\\n" % (args,))
+    raise OSError("network disabled by the test")
+socket.socket.connect = refuse
+socket.socket.connect_ex = refuse
+socket.create_connection = refuse
+socket.getaddrinfo = refuse
+from kbls import cli
+sys.exit(cli.main(sys.argv[1:]))
+"""
+
+
+def test_index_and_search_make_no_network_connection(layout, tmp_path: Path) -> None:
+    root, _ = layout
+    script = tmp_path / "no_network.py"
+    script.write_text(_NO_NETWORK)
+    env = child_env(tmp_path, HF_HUB_OFFLINE="0")
+    for args in (["index", "--root", str(root)], ["search", "gardening", "--root", str(root)]):
+        proc = subprocess.run([sys.executable, str(script), *args], capture_output=True, text=True, env=env, timeout=300)
+        assert proc.returncode == 0, proc.stderr
+        assert "NETWORK-ATTEMPT" not in proc.stderr, proc.stderr
+
+
+def test_tcp_listener_binds_loopback_by_default(tmp_path: Path) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kbls", "serve", "--tcp", str(port)], stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE, env=child_env(tmp_path),
+    )
+    try:
+        deadline = time.monotonic() + 30
+        listening: list[str] = []
+        while time.monotonic() < deadline and not listening:
+            listening = [line for line in Path("/proc/net/tcp").read_text().splitlines()[1:]
+                         if line.split()[1].endswith(f":{port:04X}") and line.split()[3] == "0A"]
+            listening += [line for line in Path("/proc/net/tcp6").read_text().splitlines()[1:]
+                          if line.split()[1].endswith(f":{port:04X}") and line.split()[3] == "0A"]
+            time.sleep(0.2)
+        assert listening, "kbls serve --tcp PORT is not listening"
+        for line in listening:
+            address = line.split()[1].split(":")[0]
+            assert address in ("0100007F", "00000000000000000000000001000000"), f"bound to {address}, not loopback"
+    finally:
+        proc.kill()
+        proc.wait()
