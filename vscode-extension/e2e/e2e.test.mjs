@@ -244,14 +244,7 @@ test("KB commands in a real VS Code (code-server + Chromium)", { skip: skipReaso
     const title = await page.$eval(".quick-input-widget .quick-input-title", (e) => e.textContent);
     assert.match(title, /KB: Search/);
     await page.keyboard.type(QUERY, { delay: 15 });
-    const rows = await until(
-      "a result row for Ownership in Rust",
-      async () => {
-        const r = await quickPickRows(page);
-        return r.length > 0 && r[0].includes(expected.title) ? r : null;
-      },
-      60000,
-    ).catch(async (e) => {
+    const rows = await stableRows(page, (r) => r[0].includes(expected.title)).catch(async (e) => {
       await screenshot("search-timeout");
       throw new Error(`${e.message}; rows: ${JSON.stringify(await quickPickRows(page))}`);
     });
@@ -287,19 +280,27 @@ test("KB commands in a real VS Code (code-server + Chromium)", { skip: skipReaso
     const line = lineOf("rust/borrowing.md", /mutable reference to a particular/);
     const box = await until("the line with the word to hover", async () => {
       return page.evaluate((word) => {
-        const editor = document.querySelector(".editor-group-container.active .monaco-editor .view-lines");
+        // Hidden editors of other tabs stay in the DOM: take the one that is laid out.
+        const editor = [...document.querySelectorAll(".editor-group-container.active .monaco-editor .view-lines")].find(
+          (e) => e.getBoundingClientRect().width > 0,
+        );
         if (!editor) return null;
         for (const line of editor.querySelectorAll(".view-line")) {
-          if (!line.textContent.includes(word)) continue;
+          // Monaco splits long runs of text into several spans: find the character by offset.
+          const at = line.textContent.indexOf(word);
+          if (at < 0) continue;
           const walker = document.createTreeWalker(line, NodeFilter.SHOW_TEXT);
+          let offset = 0;
           for (let node = walker.nextNode(); node; node = walker.nextNode()) {
-            const i = node.textContent.indexOf(word);
-            if (i < 0) continue;
-            const range = document.createRange();
-            range.setStart(node, i + 2);
-            range.setEnd(node, i + 4);
-            const r = range.getBoundingClientRect();
-            return { x: r.x + r.width / 2, y: r.y + r.height / 2 };
+            const len = node.textContent.length;
+            if (at + 2 >= offset && at + 3 <= offset + len) {
+              const range = document.createRange();
+              range.setStart(node, at + 2 - offset);
+              range.setEnd(node, at + 3 - offset);
+              const r = range.getBoundingClientRect();
+              return { x: r.x + r.width / 2, y: r.y + r.height / 2 };
+            }
+            offset += len;
           }
         }
         return null;
@@ -361,10 +362,11 @@ test("KB commands in a real VS Code (code-server + Chromium)", { skip: skipReaso
   await t.test("KB: Related Notes lists other notes for the active one", { timeout: 60000 }, async () => {
     await openFile(page, "ownership.md");
     await runCommand(page, "KB: Related Notes", screenshot);
-    const rows = await until("related rows", async () => {
-      const r = await quickPickRows(page);
-      return r.length > 0 && r.some((x) => /\.md/.test(x)) ? r : null;
+    await until("the Related Notes picker", async () => {
+      const title = await page.$eval(".quick-input-widget .quick-input-title", (e) => e.textContent).catch(() => "");
+      return /Related Notes — ownership\.md/.test(title);
     });
+    const rows = await stableRows(page, (r) => r.some((x) => /\.md/.test(x)));
     await screenshot("related");
     assert.ok(!rows.some((r) => /rust\/ownership\.md/.test(r)), "the note itself is not related to itself");
     assert.ok(rows.some((r) => /borrowing\.md/.test(r)), JSON.stringify(rows));
@@ -374,9 +376,7 @@ test("KB commands in a real VS Code (code-server + Chromium)", { skip: skipReaso
   await t.test("KB: Show Status opens a readable status document", { timeout: 60000 }, async () => {
     await runCommand(page, "KB: Show Status", screenshot);
     const text = await until("the status document", async () => {
-      const t = await page.evaluate(
-        () => document.querySelector(".editor-group-container.active .monaco-editor .view-lines")?.innerText ?? "",
-      );
+      const t = await activeEditorText(page);
       return /kbls status/.test(t) ? t : null;
     });
     await screenshot("show-status");
@@ -392,6 +392,29 @@ async function statusBarTexts(page) {
   return page.$$eval(".part.statusbar .statusbar-item", (els) =>
     els.map((e) => (e.getAttribute("aria-label") || "") + " | " + e.innerText.trim()),
   );
+}
+
+/** The text of the editor that is visible in the active group (hidden tabs stay in the DOM). */
+async function activeEditorText(page) {
+  return page.evaluate(() => {
+    const e = [...document.querySelectorAll(".editor-group-container.active .monaco-editor .view-lines")].find(
+      (x) => x.getBoundingClientRect().width > 0,
+    );
+    return e ? e.innerText.replace(/\u00a0/g, " ") : "";
+  });
+}
+
+/** Quick-pick rows once the picker is idle and the rows stopped changing. */
+async function stableRows(page, accept = () => true, ms = 60000) {
+  let previous = "";
+  return until("the picker's rows to settle", async () => {
+    const busy = await page.$eval(".quick-input-widget .quick-input-progress", (e) => e.classList.contains("active") && !e.classList.contains("done")).catch(() => false);
+    const rows = await quickPickRows(page);
+    const key = JSON.stringify(rows);
+    const settled = !busy && rows.length > 0 && key === previous && accept(rows);
+    previous = key;
+    return settled ? rows : null;
+  }, ms, 400);
 }
 
 async function quickPickRows(page) {
