@@ -1,0 +1,120 @@
+"""Issue 6, "Hostile input" (config): every key with a wrong type or value gives an error that
+names the file, the key and what was expected. The keys are enumerated from the `Config`
+structs, so a key added later is covered without editing this test.
+"""
+
+from __future__ import annotations
+
+import shutil
+import typing
+from pathlib import Path
+
+import msgspec
+import pytest
+import yaml
+
+from kbls.config import Config, load_config
+from kbls.errors import ConfigError
+from tests.reliability.helpers import REPO, assert_no_traceback, run_kbls
+from tests.reliability.lsp_client import Daemon
+
+
+def _leaves(struct: type, prefix: str = "") -> list[tuple[str, typing.Any]]:
+    out = []
+    hints = typing.get_type_hints(struct)
+    for field in msgspec.structs.fields(struct):
+        key = prefix + field.name
+        kind = hints[field.name]
+        if isinstance(kind, type) and issubclass(kind, msgspec.Struct):
+            out.append((key, kind))
+            out.extend(_leaves(kind, key + "."))
+        else:
+            out.append((key, kind))
+    return out
+
+
+def _wrong_values(kind: typing.Any) -> list[typing.Any]:
+    """Values of the wrong type for `kind`, and out-of-range ones for numbers."""
+    args = set(typing.get_args(kind))
+    origin = typing.get_origin(kind)
+    if kind is bool:
+        return ["yes please", 3]
+    if kind is int or args == {int, type(None)}:
+        return ["many", [1], -(10**6), 10**13]
+    if kind is float:
+        return ["much", -1.0]
+    if kind is str or args == {str, type(None)}:
+        return [7, ["a"]]
+    if origin is list:
+        return [3, "not a list", [1, 2]]
+    if origin is typing.Literal:
+        return ["no-such-choice", 1]
+    if isinstance(kind, type) and issubclass(kind, msgspec.Struct):
+        return [5, "text", ["a"]]
+    raise AssertionError(f"no wrong values known for {kind}")
+
+
+def _nested(key: str, value: typing.Any) -> dict[str, typing.Any]:
+    data: typing.Any = value
+    for part in reversed(key.split(".")):
+        data = {part: data}
+    return data
+
+
+CASES = [(key, value) for key, kind in _leaves(Config) for value in _wrong_values(kind)]
+
+
+@pytest.mark.parametrize("key,value", CASES, ids=[f"{k}={str(v)[:12]}" for k, v in CASES])
+def test_a_wrong_value_names_file_key_and_expectation(tmp_path: Path, key: str, value: typing.Any) -> None:
+    (tmp_path / ".kbls.yaml").write_text(yaml.safe_dump(_nested(key, value)))
+    try:
+        load_config(tmp_path)
+    except ConfigError as exc:
+        message = str(exc)
+    else:
+        if key == "search.rrf_k" and value == 10**13:
+            return  # any positive fusion constant is valid: a huge one only flattens the scores
+        raise AssertionError(f"{key}: {value!r} was accepted")
+    assert str(tmp_path / ".kbls.yaml") in message, message
+    leaf = key.rsplit(".", 1)[-1]
+    assert leaf in message, f"the key {key} is not named: {message}"
+    if "." in key:
+        assert key.split(".")[0] in message, f"the section of {key} is not named: {message}"
+    assert "xpected" in message, f"no expectation in: {message}"
+
+
+def test_an_unknown_key_lists_the_known_ones(tmp_path: Path) -> None:
+    (tmp_path / ".kbls.yaml").write_text("search:\n  limt: 5\n")
+    with pytest.raises(ConfigError, match=r"limt.*search.*expected one of: .*limit"):
+        load_config(tmp_path)
+
+
+def test_a_file_that_is_not_a_mapping_or_not_yaml_is_named(tmp_path: Path) -> None:
+    for text in ("- a\n- b\n", "key: [unclosed\n", "\xff\xfe"):
+        (tmp_path / ".kbls.yaml").write_bytes(text.encode("latin-1") if text.startswith("\xff") else text.encode())
+        with pytest.raises(ConfigError, match=str(tmp_path / ".kbls.yaml")):
+            load_config(tmp_path)
+
+
+def test_cli_reports_a_bad_config_without_a_traceback(tmp_path: Path) -> None:
+    root = tmp_path / "notes"
+    root.mkdir()
+    (root / ".kbls.yaml").write_text("store: .kbls-store\nsearch:\n  limit: 0\n")
+    proc = run_kbls(["index", "--root", str(root)], tmp_path)
+    assert_no_traceback(proc)
+    assert proc.returncode == 2
+    assert ".kbls.yaml" in proc.stderr and "search.limit" in proc.stderr and "expected" in proc.stderr
+
+
+def test_daemon_shows_bad_init_options_and_keeps_serving(tmp_path: Path) -> None:
+    root = tmp_path / "notes"
+    shutil.copytree(REPO / "tests" / "fixtures" / "notes", root)
+    (root / ".kbls.yaml").write_text("store: .kbls-store\n")
+    daemon = Daemon([root], tmp_path, init_options={"search": {"limit": "ten"}, "model": {"batchSize": -4}})
+    try:
+        daemon.wait_ready()
+        shown = " ".join(daemon.shown())
+        assert "limit" in shown and "xpected" in shown, shown
+        assert daemon.search("who owns a value after it is moved")["hits"]
+    finally:
+        daemon.close()
