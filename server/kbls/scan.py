@@ -47,7 +47,14 @@ class Scanner:
         try:
             rel = absolute.relative_to(self.root)
         except ValueError:
-            raise OutsideRootError(f"{path} is outside the workspace root {self.root}") from None
+            # The root is kept resolved, but an editor may reach it through a symlink (a
+            # workspace opened as /link/kb): resolve the folders, never the file itself, which
+            # `candidate` judges.
+            absolute = Path(os.path.realpath(absolute.parent)) / absolute.name
+            try:
+                rel = absolute.relative_to(self.root)
+            except ValueError:
+                raise OutsideRootError(f"{path} is outside the workspace root {self.root}") from None
         if any(part == ".." for part in rel.parts):
             raise OutsideRootError(f"{path} is outside the workspace root {self.root}")
         return rel.as_posix()
