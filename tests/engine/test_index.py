@@ -277,6 +277,35 @@ def test_a_symlink_pointing_outside_the_root_is_skipped_with_a_reason(good_notes
     _assert_nothing_else_lost(engine, report)
 
 
+def test_a_file_under_a_symlinked_folder_outside_the_root_is_not_read(good_notes, tmp_path, make_engine):
+    """The walk does not enter symlinked folders, but a save or a watcher event can hand in
+    `linkdir/secret.md` directly; the folder on the way leads out of the root all the same."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.md").write_text("# Secret\n\nThe vault combination is hummingbird.\n")
+    (good_notes / "linkdir").symlink_to(outside)
+    engine = make_engine(good_notes)
+    engine.index()
+    report = engine.index([good_notes / "linkdir" / "secret.md"])
+    assert "outside" in _reason(report, "linkdir/secret.md")
+    assert not engine.store.file_chunks("linkdir/secret.md")
+    assert not engine.search("hummingbird vault combination", mode="lexical").hits
+    _assert_nothing_else_lost(engine, report)
+
+
+def test_a_root_opened_through_a_symlink_accepts_its_own_paths(good_notes, tmp_path, make_engine):
+    """An editor may open the workspace as /link/kb; the engine resolves its root, and the
+    paths it is then given (under /link/kb) are still inside that root."""
+    link = tmp_path / "link-to-notes"
+    link.symlink_to(good_notes)
+    engine = make_engine(link)
+    engine.index()
+    (good_notes / "rust" / "ownership.md").write_text("# Ownership\n\nA value has one owner at a time; edited.\n")
+    report = engine.index([link / "rust" / "ownership.md"])
+    assert report.skipped == [] and report.changed == 1
+    assert engine.related(link / "rust" / "ownership.md") is not None
+
+
 def test_a_symlink_loop_is_skipped_with_a_reason(good_notes, make_engine):
     """A file that cannot be read even by root: stat() fails with ELOOP."""
     (good_notes / "loop-a.md").symlink_to(good_notes / "loop-b.md")
