@@ -231,9 +231,10 @@ def initialized(ls: KblsServer, params: types.InitializedParams) -> None:
 
 
 @server.feature(types.SHUTDOWN)
-def shutdown(ls: KblsServer, params: Any) -> None:
+async def shutdown(ls: KblsServer, params: Any) -> None:
+    # Stopping the worker may wait for the batch it is embedding: not on the event loop.
     if ls.daemon is not None:
-        ls.daemon.shutdown()
+        await asyncio.get_running_loop().run_in_executor(None, ls.daemon.shutdown)
 
 
 @server.feature("kb/search")

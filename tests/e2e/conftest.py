@@ -27,3 +27,24 @@ def session(workspace: Path, tmp_path: Path):
 def ready(session: Session) -> Session:
     session.wait_ready()
     return session
+
+
+@pytest.fixture(scope="module")
+def module_workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_workspace(tmp_path_factory.mktemp("shared"))
+
+
+@pytest.fixture(scope="module")
+def shared_session(module_workspace: Path, tmp_path_factory: pytest.TempPathFactory):
+    """One daemon for a module's read-only tests (starting one costs seconds on two cores)."""
+    s = Session([module_workspace], tmp_path_factory.mktemp("shared-logs"))
+    try:
+        yield s
+    finally:
+        s.close()
+
+
+@pytest.fixture
+def shared(shared_session: Session) -> Session:
+    shared_session.wait_ready()
+    return shared_session

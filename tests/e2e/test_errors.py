@@ -23,35 +23,35 @@ from .harness import Session
         (["positional"], "params"),
     ],
 )
-def test_invalid_search_params_get_invalid_params(ready: Session, params: object, names: str) -> None:
+def test_invalid_search_params_get_invalid_params(shared: Session, params: object, names: str) -> None:
     with pytest.raises(JsonRpcInvalidParams) as caught:
-        ready.raw_request("kb/search", params)
+        shared.raw_request("kb/search", params)
     assert names in str(caught.value)
-    assert ready.paths_found("sourdough starter", limit=1) == ["cooking/sourdough.md"]
+    assert shared.paths_found("sourdough starter", limit=1) == ["cooking/sourdough.md"]
 
 
-def test_uri_outside_every_root_is_refused(ready: Session, tmp_path: Path) -> None:
+def test_uri_outside_every_root_is_refused(shared: Session, tmp_path: Path) -> None:
     outside = tmp_path / "secret.md"
     outside.write_text("# Secret\n\nnot for the index\n", encoding="utf-8")
     with pytest.raises(JsonRpcInvalidParams) as caught:
-        ready.request("kb/related", {"uri": outside.as_uri()})
+        shared.request("kb/related", {"uri": outside.as_uri()})
     assert "outside" in str(caught.value)
     with pytest.raises(JsonRpcInvalidParams):
-        ready.request("kb/reindex", {"uris": [outside.as_uri()]})
+        shared.request("kb/reindex", {"uris": [outside.as_uri()]})
     with pytest.raises(JsonRpcInvalidParams):
-        ready.request("kb/related", {"uri": "https://example.com/a.md"})
-    assert ready.status().roots[0].files == 7
+        shared.request("kb/related", {"uri": "https://example.com/a.md"})
+    assert shared.status().roots[0].files == 7
 
 
-def test_malformed_standard_request_gets_invalid_params(ready: Session, workspace: Path) -> None:
-    uri = (workspace / "rust" / "borrowing.md").as_uri()
+def test_malformed_standard_request_gets_invalid_params(shared: Session, module_workspace: Path) -> None:
+    uri = (module_workspace / "rust" / "borrowing.md").as_uri()
     with pytest.raises(JsonRpcInvalidParams):
-        ready.raw_request("textDocument/hover", {"textDocument": {"uri": uri}})
-    assert ready.status().state == "ready"
+        shared.raw_request("textDocument/hover", {"textDocument": {"uri": uri}})
+    assert shared.status().state == "ready"
 
 
-def test_hover_outside_the_roots_is_empty(ready: Session, tmp_path: Path) -> None:
-    assert ready.raw_request(
+def test_hover_outside_the_roots_is_empty(shared: Session, tmp_path: Path) -> None:
+    assert shared.raw_request(
         "textDocument/hover",
         {"textDocument": {"uri": (tmp_path / "x.md").as_uri()}, "position": {"line": 0, "character": 0}},
     ) is None

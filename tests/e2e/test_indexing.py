@@ -41,73 +41,71 @@ def _write(path: Path, text: str) -> None:
     path.write_text(text, encoding="utf-8")
 
 
-def test_saved_edit_is_found_and_only_changed_chunks_are_embedded(workspace: Path, tmp_path: Path) -> None:
-    note = workspace / "sea" / "lighthouse.md"
+def test_saved_edit_is_found_and_only_changed_chunks_are_embedded(shared: Session, module_workspace: Path) -> None:
+    note = module_workspace / "sea" / "lighthouse.md"
     _write(note, LONG_NOTE)
-    session = Session([workspace], tmp_path)
-    try:
-        before = session.wait_ready()
-        chunks_of_note = len([h for h in session.search("lighthouse keeper", limit=50, filters={"paths": ["sea/**"]}).hits])
-        assert chunks_of_note >= 3
-        edited = LONG_NOTE.replace(
-            "Spare mantles, chimneys and a second lens motor wait in the store room below the gallery.",
-            "A tame cormorant called Bartholomew sleeps on the gallery rail and steals sardines.",
-        )
-        _write(note, edited)
-        session.save(note)
-        session.wait_for(
-            lambda: "sea/lighthouse.md" in session.paths_found("cormorant Bartholomew sardines", limit=3),
-            timeout=WATCH_TIMEOUT, what="the edited words to be found",
-        )
-        after = session.wait_ready()
-        assert after.embedded_since_start - before.embedded_since_start == 1
-        assert after.roots[0].chunks == before.roots[0].chunks
-    finally:
-        session.close()
+    shared.wait_for(lambda: shared.paths_found("fog signal compressor", limit=1) == ["sea/lighthouse.md"],
+                    timeout=WATCH_TIMEOUT, what="the new note")
+    before = shared.wait_ready()
+    chunks_of_note = len(shared.search("lighthouse keeper", limit=50, filters={"paths": ["sea/**"]}).hits)
+    assert chunks_of_note >= 3
+    edited = LONG_NOTE.replace(
+        "Spare mantles, chimneys and a second lens motor wait in the store room below the gallery.",
+        "A tame cormorant called Bartholomew sleeps on the gallery rail and steals sardines.",
+    )
+    _write(note, edited)
+    shared.save(note)
+    shared.wait_for(
+        lambda: "sea/lighthouse.md" in shared.paths_found("cormorant Bartholomew sardines", limit=3),
+        timeout=WATCH_TIMEOUT, what="the edited words to be found",
+    )
+    after = shared.wait_ready()
+    assert after.embedded_since_start - before.embedded_since_start == 1
+    assert after.roots[0].chunks == before.roots[0].chunks
 
 
-def test_file_written_by_another_process_is_found_after_the_debounce(ready: Session, workspace: Path) -> None:
-    _write(workspace / "garden" / "tomatoes.md", "# Tomatoes\n\nPinch out the side shoots of cordon tomato plants weekly.\n")
-    found = ready.wait_for(
-        lambda: "garden/tomatoes.md" in ready.paths_found("side shoots of cordon tomatoes", limit=3),
+def test_file_written_by_another_process_is_found_after_the_debounce(shared: Session, module_workspace: Path) -> None:
+    _write(module_workspace / "garden" / "tomatoes.md", "# Tomatoes\n\nPinch out the side shoots of cordon tomato plants weekly.\n")
+    found = shared.wait_for(
+        lambda: "garden/tomatoes.md" in shared.paths_found("side shoots of cordon tomatoes", limit=3),
         timeout=WATCH_TIMEOUT, what="the new file to be found",
     )
     assert found
 
 
-def test_deleted_file_disappears_from_results(ready: Session, workspace: Path) -> None:
-    assert "cooking/pasta.md" in ready.paths_found("tagliatelle", mode="lexical")
-    (workspace / "cooking" / "pasta.md").unlink()
-    ready.wait_for(
-        lambda: "cooking/pasta.md" not in ready.paths_found("tagliatelle", mode="lexical"),
+def test_deleted_file_disappears_from_results(shared: Session, module_workspace: Path) -> None:
+    assert "cooking/pasta.md" in shared.paths_found("tagliatelle", mode="lexical")
+    (module_workspace / "cooking" / "pasta.md").unlink()
+    shared.wait_for(
+        lambda: "cooking/pasta.md" not in shared.paths_found("tagliatelle", mode="lexical"),
         timeout=WATCH_TIMEOUT, what="the deleted file to leave the results",
     )
 
 
-def test_moved_folder_is_found_under_its_new_path(ready: Session, workspace: Path) -> None:
-    os.rename(workspace / "travel", workspace / "trips")
-    ready.wait_for(
-        lambda: ready.paths_found("shinkansen rail pass", mode="lexical")[:1] == ["trips/japan.md"],
+def test_moved_folder_is_found_under_its_new_path(shared: Session, module_workspace: Path) -> None:
+    os.rename(module_workspace / "travel", module_workspace / "trips")
+    shared.wait_for(
+        lambda: shared.paths_found("shinkansen rail pass", mode="lexical")[:1] == ["trips/japan.md"],
         timeout=WATCH_TIMEOUT, what="the moved note under its new path",
     )
-    assert all(not p.startswith("travel/") for p in ready.paths_found("rail pass passport", mode="lexical"))
+    assert all(not p.startswith("travel/") for p in shared.paths_found("rail pass passport", mode="lexical"))
 
 
-def test_excluded_files_are_not_indexed(ready: Session, workspace: Path) -> None:
-    _write(workspace / "node_modules" / "pkg" / "readme.md", "# Pkg\n\nzanzibar quokka marmalade\n")
-    _write(workspace / "garden" / "notes.bin", "zanzibar quokka marmalade")
-    _write(workspace / "garden" / "plan.md", "# Plan\n\nzanzibar quokka marmalade\n")
-    ready.wait_for(lambda: ready.paths_found("zanzibar quokka", mode="lexical"), timeout=WATCH_TIMEOUT)
-    assert ready.paths_found("zanzibar quokka marmalade", mode="lexical") == ["garden/plan.md"]
+def test_excluded_files_are_not_indexed(shared: Session, module_workspace: Path) -> None:
+    _write(module_workspace / "node_modules" / "pkg" / "readme.md", "# Pkg\n\nzanzibar quokka marmalade\n")
+    _write(module_workspace / "garden" / "notes.bin", "zanzibar quokka marmalade")
+    _write(module_workspace / "garden" / "plan.md", "# Plan\n\nzanzibar quokka marmalade\n")
+    shared.wait_for(lambda: shared.paths_found("zanzibar quokka", mode="lexical"), timeout=WATCH_TIMEOUT)
+    assert shared.paths_found("zanzibar quokka marmalade", mode="lexical") == ["garden/plan.md"]
 
 
-def test_reading_files_does_not_trigger_indexing_again(ready: Session) -> None:
+def test_reading_files_does_not_trigger_indexing_again(shared: Session) -> None:
     # A forced re-index reads every file: those reads (opened / closed_no_write events) must not
     # come back as changes, or the daemon would index forever.
-    ready.request("kb/reindex", {"force": True})
-    ready.wait_ready()
-    settled = len(ready.statuses())
+    shared.request("kb/reindex", {"force": True})
+    shared.wait_ready()
+    settled = len(shared.statuses())
     time.sleep(1.0)  # several debounce periods
-    later = ready.statuses()[settled:]
+    later = shared.statuses()[settled:]
     assert all(s["state"] == "ready" for s in later), later
-    assert ready.status().state == "ready"
+    assert shared.status().state == "ready"

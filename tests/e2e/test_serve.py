@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from lsprotocol import types
 
 from .harness import Session, plain
 
 
-def test_initialize_announces_capabilities(session: Session) -> None:
+def test_request_before_the_model_is_ready_is_answered(shared_session: Session) -> None:
+    # The first request of the module, sent right after initialize: the model is still loading;
+    # the answer must come anyway.
+    result = shared_session.search("who owns a value after a move")
+    assert result.index.state in ("loading", "indexing", "ready")
+    assert isinstance(result.hits, list)
+
+
+def test_initialize_announces_capabilities(shared_session: Session) -> None:
+    session = shared_session
     caps = session.initialize_result.capabilities
     assert caps.hover_provider
     assert caps.workspace_symbol_provider
@@ -17,14 +28,8 @@ def test_initialize_announces_capabilities(session: Session) -> None:
     assert session.initialize_result.server_info.name == "kbls"
 
 
-def test_request_before_the_model_is_ready_is_answered(session: Session) -> None:
-    # Sent right after initialize: the model is still loading; the answer must come anyway.
-    result = session.search("who owns a value after a move")
-    assert result.index.state in ("loading", "indexing", "ready")
-    assert isinstance(result.hits, list)
-
-
-def test_initial_scan_reports_progress_from_begin_to_end(session: Session) -> None:
+def test_initial_scan_reports_progress_from_begin_to_end(shared: Session) -> None:
+    session = shared
     session.wait_for(lambda: any(kind == "end" for kind, _ in session.progress), what="progress end")
     kinds = [kind for kind, _ in session.progress]
     assert kinds[0] == "create"
@@ -35,17 +40,17 @@ def test_initial_scan_reports_progress_from_begin_to_end(session: Session) -> No
     assert reports[-1]["message"].endswith("files")
 
 
-def test_index_status_notifications_end_ready(ready: Session) -> None:
-    states = [s["state"] for s in ready.statuses()]
+def test_index_status_notifications_end_ready(shared: Session) -> None:
+    states = [s["state"] for s in shared.statuses()]
     assert states[0] == "loading"
     assert "indexing" in states
-    ready.wait_for(lambda: ready.statuses()[-1]["state"] == "ready", what="a ready kb/indexStatus")
-    last = ready.statuses()[-1]
+    shared.wait_for(lambda: shared.statuses()[-1]["state"] == "ready", what="a ready kb/indexStatus")
+    last = shared.statuses()[-1]
     assert last["files"] == 7 and last["chunks"] > 0 and last["pending"] == 0
 
 
-def test_search_finds_the_expected_note(ready: Session) -> None:
-    result = ready.search("only one mutable reference to a piece of data", limit=3)
+def test_search_finds_the_expected_note(shared: Session) -> None:
+    result = shared.search("only one mutable reference to a piece of data", limit=3)
     assert result.index.state == "ready"
     assert result.hits[0].path == "rust/borrowing.md"
     hit = result.hits[0]
@@ -55,22 +60,22 @@ def test_search_finds_the_expected_note(ready: Session) -> None:
     assert result.took_ms >= 0
 
 
-def test_search_query_syntax_filters_by_path(ready: Session) -> None:
-    result = ready.search("path:cooking/** bread dough")
+def test_search_query_syntax_filters_by_path(shared: Session) -> None:
+    result = shared.search("path:cooking/** bread dough")
     assert result.hits
     assert all(hit.path.startswith("cooking/") for hit in result.hits)
 
 
-def test_search_filters_param_and_group_by_file(ready: Session) -> None:
-    result = ready.search("ownership", filters={"tags": ["rust"]}, groupByFile=True)
+def test_search_filters_param_and_group_by_file(shared: Session) -> None:
+    result = shared.search("ownership", filters={"tags": ["rust"]}, groupByFile=True)
     paths = [hit.path for hit in result.hits]
     assert paths and len(paths) == len(set(paths))
     assert set(paths) <= {"rust/ownership.md", "rust/borrowing.md"}
 
 
-def test_related_never_lists_the_note_itself(ready: Session, workspace) -> None:
-    uri = (workspace / "rust" / "borrowing.md").as_uri()
-    result = ready.request("kb/related", {"uri": uri, "position": {"line": 10, "character": 0}})
+def test_related_never_lists_the_note_itself(shared: Session, module_workspace: Path) -> None:
+    uri = (module_workspace / "rust" / "borrowing.md").as_uri()
+    result = shared.request("kb/related", {"uri": uri, "position": {"line": 10, "character": 0}})
     paths = [hit["path"] for hit in result["hits"]]
     assert "rust/ownership.md" in paths
     assert "rust/borrowing.md" not in paths
@@ -78,53 +83,53 @@ def test_related_never_lists_the_note_itself(ready: Session, workspace) -> None:
     assert result["index"]["state"] == "ready"
 
 
-def test_hover_lists_related_notes_as_markdown_links(ready: Session, workspace) -> None:
-    uri = (workspace / "rust" / "borrowing.md").as_uri()
+def test_hover_lists_related_notes_as_markdown_links(shared: Session, module_workspace: Path) -> None:
+    uri = (module_workspace / "rust" / "borrowing.md").as_uri()
     params = types.HoverParams(
         text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=10, character=0)
     )
-    hover = ready._run(ready.client.text_document_hover_async(params))
+    hover = shared._run(shared.client.text_document_hover_async(params))
     assert hover.contents.kind == types.MarkupKind.Markdown
     text = hover.contents.value
-    assert (workspace / "rust" / "ownership.md").as_uri() + "#L" in text
+    assert (module_workspace / "rust" / "ownership.md").as_uri() + "#L" in text
     assert "rust/borrowing.md" not in text  # not the note itself
     assert "](file://" in text and " — " in text
 
 
-def test_workspace_symbol_answers_with_hits(ready: Session) -> None:
+def test_workspace_symbol_answers_with_hits(shared: Session) -> None:
     params = types.WorkspaceSymbolParams(query="wild yeast starter")
-    symbols = ready._run(ready.client.workspace_symbol_async(params))
+    symbols = shared._run(shared.client.workspace_symbol_async(params))
     assert symbols
     assert symbols[0].location.uri.endswith("/cooking/sourdough.md")
     assert symbols[0].kind == types.SymbolKind.String
     assert "Sourdough" in symbols[0].name
 
 
-def test_status_reports_roots_store_and_model(ready: Session, workspace) -> None:
-    status = ready.status()
+def test_status_reports_roots_store_and_model(shared: Session, module_workspace: Path) -> None:
+    status = shared.status()
     assert status.state == "ready" and status.queue == 0
     assert status.dimension == 384 and "MiniLM" in status.model
     (root,) = status.roots
-    assert root.uri == workspace.as_uri()
+    assert root.uri == module_workspace.as_uri()
     assert root.files == 7 and root.chunks > 0
-    assert root.store == str((workspace / ".kbls-store").resolve())
+    assert root.store == str((module_workspace / ".kbls-store").resolve())
     assert root.store_bytes > 0
     assert root.sqlite.version and root.sqlite.vec
     assert status.embedded_since_start == root.chunks
 
 
-def test_reindex_reports_progress_and_reuses_vectors(ready: Session) -> None:
-    before = ready.status()
-    ends = sum(1 for kind, _ in ready.progress if kind == "end")
-    queued = ready.request("kb/reindex", {"force": True})
+def test_reindex_reports_progress_and_reuses_vectors(shared: Session) -> None:
+    before = shared.status()
+    ends = sum(1 for kind, _ in shared.progress if kind == "end")
+    queued = shared.request("kb/reindex", {"force": True})
     assert queued["queued"] == 7
-    ready.wait_for(lambda: sum(1 for kind, _ in ready.progress if kind == "end") > ends, what="reindex progress")
-    after = ready.wait_ready()
+    shared.wait_for(lambda: sum(1 for kind, _ in shared.progress if kind == "end") > ends, what="reindex progress")
+    after = shared.wait_ready()
     assert after.embedded_since_start == before.embedded_since_start
     assert after.reused_since_start > before.reused_since_start
 
 
-def test_log_messages_reach_the_client(ready: Session) -> None:
-    messages = [p for m, p in ready.notifications if m == "window/logMessage"]
+def test_log_messages_reach_the_client(shared: Session) -> None:
+    messages = [p for m, p in shared.notifications if m == "window/logMessage"]
     assert any("chunks embedded" in m for m in messages)
     assert plain(None) is None
