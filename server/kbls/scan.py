@@ -128,6 +128,7 @@ class Scanner:
 
     def walk(self) -> list[Candidate]:
         """Every wanted file under the root, sorted by path."""
+        self._gitignores.clear()  # a .gitignore may have changed since the last walk
         found: list[Candidate] = []
         for dirpath, dirnames, filenames in os.walk(self.root, followlinks=False):
             abs_dir = Path(dirpath)
