@@ -68,3 +68,17 @@ def test_the_store_inside_the_root_is_not_indexed_by_the_engine(tmp_path, make_e
     _touch(root, ".kbls-store/planted.md")
     report = engine.index()
     assert set(engine.store.files()) == {"keep.md"} and report.files == 1
+
+
+def test_a_full_re_index_follows_gitignore_edits(tmp_path, make_engine):
+    """A long-lived engine (the daemon's) must not keep the .gitignore it read first."""
+    root = tmp_path / "kb"
+    _touch(root, "keep.md", "drafts/wip.md")
+    engine = make_engine(root)
+    engine.index()
+    assert set(engine.store.files()) == {"keep.md", "drafts/wip.md"}
+    (root / ".gitignore").write_text("drafts/\n")
+    assert engine.index().deleted == 1 and set(engine.store.files()) == {"keep.md"}
+    (root / ".gitignore").write_text("")
+    engine.index()
+    assert set(engine.store.files()) == {"keep.md", "drafts/wip.md"}
