@@ -11,9 +11,16 @@ messages) is handed to the event loop with `call_soon_threadsafe`; only that thr
 
 from __future__ import annotations
 
+import os
+
+# One BLAS thread: a query's matrix-vector product over the in-memory vectors is memory-bound
+# (~3 ms at 50k x 384 on one core); with two OpenBLAS threads on a busy two-core machine the
+# threads wait for each other and the median tripled (docs/adr/0001-vector-search.md). Must be
+# set before numpy is first imported (kbls.daemon imports it).
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 import asyncio
 import logging
-import os
 import sys
 import uuid
 from concurrent.futures import Executor, ThreadPoolExecutor
