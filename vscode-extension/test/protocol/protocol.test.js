@@ -75,10 +75,10 @@ test("kb/* protocol against the real kbls serve", { skip, timeout: 240000 }, asy
     for (const k of ["title", "breadcrumb", "snippet"]) assert.equal(typeof top[k], "string", k);
     assert.ok("semantic" in top.signals && "lexical" in top.signals);
     assert.ok(Array.isArray(top.reasons));
-    // The chunk about moves starts at the "## Moves" heading.
-    const moves = res.hits.find((h) => h.path === "rust/ownership.md" && /Moves/.test(h.breadcrumb));
-    assert.ok(moves, "a hit for the Moves section");
-    assert.equal(moves.range.start.line, lineOf("rust/ownership.md", /^## Moves/));
+    // The chunk holds the sentence the query paraphrases (small notes may be one chunk).
+    const line = lineOf("rust/ownership.md", /After a move, the new binding owns/);
+    assert.ok(top.range.start.line <= line && line < top.range.end.line, JSON.stringify(top.range));
+    assert.ok(top.range.end.line <= NOTES["rust/ownership.md"].split("\n").length);
   });
 
   await t.test("picker items built from real hits show title, section and path", async () => {
