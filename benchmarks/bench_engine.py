@@ -44,7 +44,9 @@ sys.path.insert(0, str(REPO / "server"))
 from kbls.config import Config, ModelConfig  # noqa: E402
 from kbls.embed import Embedder  # noqa: E402
 from kbls.engine import MODES, Engine  # noqa: E402
+from kbls.errors import StoreError  # noqa: E402
 from kbls.evaluate import evaluate  # noqa: E402
+from kbls.store import STORE_FILE, Store  # noqa: E402
 
 log = logging.getLogger("bench_engine")
 
@@ -181,6 +183,13 @@ def phase_rustweb(embedder: Embedder, repeats: int) -> dict:
     config = Config(include=["**/*.md"])
     previous = load_results().get("rustweb", {})
     first = previous.get("first_index")
+    if (store / STORE_FILE).exists():
+        # The Engine would set a store it cannot use aside and start over: an hour of embedding
+        # on two cores. Say so instead; delete benchmarks/.cache/rust-web/store to rebuild.
+        try:
+            Store(store, model_id=embedder.model_id, dimension=embedder.dimension, model_sha256=embedder.sha256).close()
+        except StoreError as exc:
+            raise SystemExit(f"bench_engine: {exc}\nDelete {store} to index rust-web-src from scratch.")
     engine = Engine(root, config=config, store_dir=store, embedder=embedder)
     try:
         if not (store / "complete").exists():

@@ -411,3 +411,46 @@ def test_a_renamed_note_without_a_title_embeds_nothing(root, note, make_engine, 
     path.rename(root / "better-name.md")
     engine.index()
     assert counter.take() == []
+
+
+# -- running the indexer ---------------------------------------------------------------------
+def test_a_second_writer_gets_busy_instead_of_waiting(root, note, make_engine, tmp_path):
+    note("a.md", "# A\n\nalpha\n")
+    first = make_engine(root, store_dir=tmp_path / "shared")
+    second = make_engine(root, store_dir=tmp_path / "shared")
+    with first.store.lock.hold() as held:
+        assert held
+        report = second.index(wait=False)
+    assert report.busy and report.changed == 0
+    assert second.index(wait=False).changed == 1
+
+
+def test_a_cancelled_run_writes_nothing_and_the_next_run_catches_up(root, note, make_engine):
+    for i in range(5):
+        note(f"n{i}.md", f"# Note {i}\n\nbody of note {i}\n")
+    engine = make_engine(root)
+    cancel = threading.Event()
+    cancel.set()
+    report = engine.index(cancel=cancel)
+    assert report.changed == 0 and engine.store.files() == {}
+    assert engine.index().changed == 5
+
+
+def test_progress_is_reported_per_file(root, note, make_engine):
+    for i in range(3):
+        note(f"n{i}.md", f"# Note {i}\n\nbody {i}\n")
+    seen = []
+    make_engine(root).index(progress=lambda done, total, path: seen.append((done, total, path)))
+    assert seen == [(1, 3, "n0.md"), (2, 3, "n1.md"), (3, 3, "n2.md")]
+
+
+def test_search_falls_back_to_lexical_while_the_model_is_not_loaded(root, note, make_engine, tmp_path):
+    from kbls.embed import Embedder
+
+    note("a.md", "# Kettle\n\nDescale the kettle with vinegar.\n")
+    make_engine(root, store_dir=tmp_path / "shared").index()
+    cold = make_engine(root, store_dir=tmp_path / "shared", load_model_on_demand=False)
+    cold.embedder = Embedder()  # a fresh, unloaded model: what a daemon has right after start
+    result = cold.search("kettle vinegar")
+    assert result.mode == "lexical" and [h.path for h in result.hits] == ["a.md"]
+    assert not cold.embedder.loaded
