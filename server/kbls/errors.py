@@ -17,6 +17,10 @@ class CorruptStoreError(StoreError):
     """The store file is damaged or of a schema this version cannot read."""
 
 
+class StoreFullError(StoreError):
+    """The store cannot be written: its disk is full or refuses more bytes; reads still work."""
+
+
 class ModelMismatchError(StoreError):
     """The store holds vectors of another model; switching model needs an explicit rebuild."""
 

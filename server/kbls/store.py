@@ -25,7 +25,7 @@ from typing import Any, Iterable, Iterator
 
 import numpy as np
 
-from kbls.errors import CorruptStoreError, ModelMismatchError, StoreError
+from kbls.errors import CorruptStoreError, ModelMismatchError, StoreError, StoreFullError
 
 log = logging.getLogger(__name__)
 
@@ -319,14 +319,21 @@ class Store:
         """One write transaction (BEGIN IMMEDIATE: take the write lock up front, no upgrade deadlock)."""
         with self._write_lock:
             conn = self.conn
-            conn.execute("BEGIN IMMEDIATE")
             try:
-                yield conn
-            except BaseException:
-                conn.execute("ROLLBACK")
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    yield conn
+                    conn.execute("COMMIT")
+                except BaseException:
+                    # On a full disk SQLite may have rolled back already; a second ROLLBACK
+                    # would raise and hide the real error.
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK")
+                    raise
+            except SQLITE.OperationalError as exc:
+                if "disk is full" in str(exc) or "disk I/O error" in str(exc):
+                    raise StoreFullError(f"cannot write the store {self.path}: {exc}") from None
                 raise
-            else:
-                conn.execute("COMMIT")
 
     # -- schema ------------------------------------------------------------------------------
     def _init_schema(self, check: bool) -> None:
