@@ -32,7 +32,7 @@ from kbls import __version__, protocol
 from kbls.config import Config, load_config
 from kbls.embed import Embedder
 from kbls.engine import Engine
-from kbls.errors import ConfigError, KblsError, ModelError, OutsideRootError
+from kbls.errors import ConfigError, KblsError, ModelError, OutsideRootError, StoreFullError
 from kbls.store import Filters
 from kbls.watch import RootWatcher
 
@@ -40,6 +40,8 @@ log = logging.getLogger(__name__)
 
 #: seconds before a job refused with `busy` (another process writing) is tried again.
 BUSY_RETRY = 0.5
+#: seconds before indexing is tried again after the store's disk was full.
+FULL_RETRY = 5.0
 #: at most this many progress reports and status notifications per second.
 REPORTS_PER_SECOND = 8
 
@@ -88,6 +90,8 @@ class Root:
     chunks: int = 0
     busy_until: float = 0.0
     busy_logged: bool = False
+    #: the store's disk was full on the last run (the user has been told).
+    disk_full: bool = False
 
 
 @dataclass
@@ -474,21 +478,32 @@ class Daemon:
 
         paths = None if job.full else sorted(root.engine.root / rel for rel in job.files)
         report = None
+        full = False
         try:
             report = root.engine.index(paths, force=job.force, progress=progress, cancel=cancel, wait=False)
+        except StoreFullError as exc:
+            # What is committed stays searchable; the job waits and is retried until space returns.
+            full = True
+            if not root.disk_full:
+                root.disk_full = True
+                log.error("indexing %s stopped: %s", root.folder, exc)
+                self._safe(self.listener.show_message, logging.ERROR,
+                           f"kbls: {exc}. Searches answer from what is indexed; indexing resumes once space is freed.")
         except KblsError as exc:
             log.error("indexing %s failed: %s", root.folder, exc)
             self._safe(self.listener.show_message, logging.ERROR, f"kbls: indexing {root.folder} failed: {exc}")
         finally:
             with self._cond:
                 self._running = None
-                requeue = report is not None and report.busy
+                requeue = (report is not None and report.busy) or full
                 if self._preempted and job.full and not self._stopped:
                     requeue = True
                 self._preempted = False
                 if requeue and key in self._roots and key not in self._to_close:
                     if report is not None and report.busy:
                         root.busy_until = time.monotonic() + BUSY_RETRY
+                    elif full:
+                        root.busy_until = time.monotonic() + FULL_RETRY
                     self._jobs.setdefault(key, _Job()).merge(job)
                 self._cond.notify_all()
         if report is None:
@@ -503,6 +518,10 @@ class Daemon:
             self._emit_status()
             return
         root.busy_logged = False
+        if root.disk_full:
+            root.disk_full = False
+            self._safe(self.listener.show_message, logging.INFO,
+                       f"kbls: the store of {root.folder} can be written again; indexing resumed")
         root.files, root.chunks = report.files, report.chunks
         if report.changed or report.deleted or job.full:
             self._safe(
