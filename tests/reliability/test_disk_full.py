@@ -1,0 +1,83 @@
+"""Issue 6, "Disk full": the store on a small tmpfs that fills up during indexing.
+
+The daemon must tell the user (`window/showMessage`), keep answering searches from what was
+committed, and finish the index by itself once space returns. `kbls index` must say so in one
+line (no traceback) and leave a consistent store.
+
+The tmpfs is mounted with `mount -t tmpfs -o size=...` (the tests run as root in CI and in the
+sandbox); where mounting is not permitted the tests are skipped, as no honest stand-in gives
+ENOSPC (RLIMIT_FSIZE makes SQLite see EFBIG, an I/O error, not a full disk).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.reliability.helpers import assert_no_traceback, check_store, make_corpus, run_kbls, write_config
+from tests.reliability.lsp_client import Daemon
+
+NOTES = 300  # a ~2.5 MB store (vec0 allocates 1.5 MB up front)
+SMALL = "3m"
+LARGE = "64m"
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path):
+    mount = tmp_path / "disk"
+    mount.mkdir()
+    proc = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={SMALL}", "tmpfs", str(mount)], capture_output=True, text=True)
+    if proc.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {proc.stderr.strip()}")
+
+    def grow() -> None:
+        subprocess.run(["mount", "-o", f"remount,size={LARGE}", str(mount)], check=True)
+
+    try:
+        yield mount, grow
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+def test_kbls_index_on_a_full_disk_says_so_and_resumes(tmp_path: Path, small_disk) -> None:
+    disk, grow = small_disk
+    root = tmp_path / "notes"
+    make_corpus(root, NOTES)
+    store = disk / "store"
+    write_config(root, store=str(store))
+    proc = run_kbls(["index", "--root", str(root)], tmp_path)
+    assert_no_traceback(proc)
+    assert proc.returncode == 1, proc.stderr
+    assert "full" in proc.stderr, proc.stderr
+    partial = check_store(store, root)
+    grow()
+    proc = run_kbls(["index", "--root", str(root), "--json"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    final = check_store(store, root, full_scan_done=True)
+    assert len(final.chunks) == NOTES
+    assert set(partial.chunks) <= set(final.chunks)
+
+
+def test_daemon_reports_a_full_disk_keeps_answering_and_resumes(tmp_path: Path, small_disk) -> None:
+    disk, grow = small_disk
+    root = tmp_path / "notes"
+    make_corpus(root, NOTES)
+    store = disk / "store"
+    write_config(root, store=str(store))
+    daemon = Daemon([root], tmp_path)
+    try:
+        daemon.wait_for(lambda: any("full" in m for m in daemon.shown()), 180, "a message about the full disk")
+        assert daemon.alive()
+        committed = daemon.status()["roots"][0]["files"]
+        for _ in range(5):
+            result = daemon.search("ownership borrow lifetime", mode="lexical")
+            assert len(result["hits"]) > 0 or committed == 0
+        grow()
+        daemon.wait_for(lambda: daemon.status()["roots"][0]["files"] == NOTES, 180, "indexing to resume")
+        assert daemon.search("ownership borrow lifetime")["hits"]
+    finally:
+        daemon.close()
+    assert len(check_store(store, root).chunks) == NOTES
