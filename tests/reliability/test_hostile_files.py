@@ -193,3 +193,20 @@ def test_index_of_the_hostile_root_stays_within_time_and_memory(tmp_path: Path) 
     assert peak_kib < 1024 * 1024, f"peak RSS {peak_kib} KiB"
     assert seconds < (900 if long_run() else 120), seconds
     print(f"hostile root: {seconds:.1f}s, peak RSS {peak_kib / 1024:.0f} MiB")
+
+
+def test_daemon_lists_each_skipped_file_with_its_reason_in_kb_status(tmp_path: Path) -> None:
+    from tests.reliability.lsp_client import Daemon
+
+    root = tmp_path / "notes"
+    expected = _hostile_root(root, tmp_path / "outside")
+    write_config(root, store=str(tmp_path / "store"))
+    daemon = Daemon([root], tmp_path)
+    try:
+        status = daemon.wait_ready()
+        problems = {e["path"]: e["reason"] for e in status["roots"][0]["errors"]}
+        for path, fragment in expected.items():
+            assert fragment in problems.get(path, ""), (path, problems.get(path))
+        assert daemon.search("ordinary note about gardening")["hits"]
+    finally:
+        daemon.close()
