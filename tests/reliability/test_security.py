@@ -94,9 +94,11 @@ def test_daemon_refuses_uris_outside_its_roots(layout, tmp_path: Path) -> None:
 
 
 _NO_NETWORK = """
-import socket, sys
+import os, socket, sys
 def refuse(*args, **kwargs):
     sys.stderr.write("NETWORK-ATTEMPT %r\\n" % (args,))
+    with open(os.environ["KBLS_NETWORK_LOG"], "a") as log:
+        log.write("NETWORK-ATTEMPT %r\\n" % (args,))
     raise OSError("network disabled by the test")
 socket.socket.connect = refuse
 socket.socket.connect_ex = refuse
@@ -107,15 +109,24 @@ sys.exit(cli.main(sys.argv[1:]))
 """
 
 
-def test_index_and_search_make_no_network_connection(layout, tmp_path: Path) -> None:
+def test_index_search_and_serve_make_no_network_connection(layout, tmp_path: Path) -> None:
     root, _ = layout
     script = tmp_path / "no_network.py"
     script.write_text(_NO_NETWORK)
-    env = child_env(tmp_path, HF_HUB_OFFLINE="0")
+    attempts = tmp_path / "network.log"
+    env = child_env(tmp_path, HF_HUB_OFFLINE="0", KBLS_NETWORK_LOG=str(attempts))
     for args in (["index", "--root", str(root)], ["search", "gardening", "--root", str(root)]):
         proc = subprocess.run([sys.executable, str(script), *args], capture_output=True, text=True, env=env, timeout=300)
         assert proc.returncode == 0, proc.stderr
         assert "NETWORK-ATTEMPT" not in proc.stderr, proc.stderr
+    daemon = Daemon([root], tmp_path, env=env, command=[sys.executable, str(script), "serve"])
+    try:
+        daemon.wait_ready()
+        assert daemon.search("gardening")["hits"]
+        daemon.request("kb/related", {"uri": (root / "ok.md").as_uri()})
+    finally:
+        daemon.close()
+    assert not attempts.exists(), attempts.read_text()
 
 
 def test_tcp_listener_binds_loopback_by_default(tmp_path: Path) -> None:
