@@ -171,10 +171,10 @@ def phase_vectors(repeats: int, queries: int = 30, k: int = 50) -> dict:
             "numpy sign-bit prefilter 8% + exact rescore": prefiltered,
             "vec0 float, cosine": lambda q: knn("vcos", q.tobytes()),
             "vec0 float, L2 on normalized": lambda q: knn("vl2", q.tobytes()),
-            "vec0 int8 (L2) top 4k + exact rescore": lambda q: rescore(
+            "vec0 int8 (L2) top 4×k + exact rescore": lambda q: rescore(
                 knn("vi8", np.clip(np.round(q * scale), -127, 127).astype(np.int8).tobytes(), "vec_int8(?)", 4 * k), q
             ),
-            "vec0 bit (hamming) top 10k + exact rescore": lambda q: rescore(
+            "vec0 bit (hamming) top 10×k + exact rescore": lambda q: rescore(
                 knn("vbit", q.tobytes(), "vec_quantize_binary(?)", 10 * k), q
             ),
         }
@@ -310,13 +310,15 @@ _VOCAB = (
 
 
 def _mutate(text: str, rng: random.Random) -> str:
-    """Append a word to every prose line so each copy's chunks are distinct texts."""
+    """Append a word to every line (a comment in code) so each copy's chunks are distinct texts:
+    vectors are content-addressed, and repeated chunks would shrink the scanned matrix."""
     out, fenced = [], False
     for line in text.splitlines():
         if line.startswith("```"):
             fenced = not fenced
-        if line.strip() and not fenced and not line.startswith(("#", "```", "|", "[", "{{")):
-            line = f"{line} {rng.choice(_VOCAB)}{rng.randint(0, 999)}"
+        elif line.strip():
+            word = f"{rng.choice(_VOCAB)}{rng.randint(0, 999)}"
+            line = f"{line} // {word}" if fenced else f"{line} {word}"
         out.append(line)
     return "\n".join(out) + "\n"
 
