@@ -178,6 +178,12 @@ class Daemon:
             self._to_open.append((uri, _folder(path)))
             self._cond.notify_all()
 
+    def reopen_root(self, uri: str, path: Path | str) -> None:
+        """Close and open a root again (its `.kbls.yaml` changed); the scan is incremental."""
+        self._safe(self.listener.log_message, logging.INFO, f"kbls: {path}: configuration changed, reloading it")
+        self.remove_root(path)
+        self.add_root(uri, path)
+
     def remove_root(self, path: Path | str) -> None:
         key = str(_folder(path))
         with self._cond:
@@ -425,6 +431,7 @@ class Daemon:
                     engine.root, engine.scanner.wanted,
                     lambda paths, rescan, key=str(folder): self._enqueue(key, _Job(full=rescan, files=paths)),
                     ignored_dirs=(engine.store_dir,), delay=self.debounce,
+                    on_config=lambda uri=uri, folder=folder: self.reopen_root(uri, folder),
                 )
                 root.watcher.start()
             except Exception as exc:  # e.g. inotify watch limit reached: still index on save

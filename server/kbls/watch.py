@@ -5,7 +5,8 @@ quiet for `delay` seconds (or `max_wait` has passed since the first one), then h
 batch. Read-only events (`opened`, `closed_no_write`) are dropped: the daemon reads every file it
 indexes, and counting those reads as changes would re-trigger indexing forever. Directory
 events (a folder moved, deleted or created) ask for a rescan of the root instead of a file list:
-the scan is incremental, so that costs a walk and a stat per file.
+the scan is incremental, so that costs a walk and a stat per file. A change of the root's
+`.kbls.yaml` calls `on_config` (the daemon reopens the root with the new settings).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from watchdog.events import (
 )
 from watchdog.observers import Observer
 
+from kbls.config import CONFIG_FILE
 from kbls.scan import ALWAYS_SKIPPED_DIRS
 
 log = logging.getLogger(__name__)
@@ -112,11 +114,15 @@ class RootWatcher:
         *,
         ignored_dirs: tuple[Path, ...] = (),
         delay: float = 0.2,
+        on_config: Callable[[], None] | None = None,
     ) -> None:
         self.root = Path(os.path.abspath(root))
         self.wanted = wanted
+        self.on_config = on_config
+        self.on_batch = on_batch
+        self._config_changed = False
         self.ignored_dirs = tuple(Path(os.path.abspath(d)) for d in ignored_dirs)
-        self.debouncer = Debouncer(on_batch, delay=delay)
+        self.debouncer = Debouncer(self._flush, delay=delay)
         self.observer = Observer()
         self.observer.daemon = True
         self.observer.schedule(_Handler(self), str(self.root), recursive=True)
@@ -131,6 +137,14 @@ class RootWatcher:
         except Exception:  # stopping must never raise into shutdown
             log.exception("cannot stop the watcher of %s", self.root)
         self.debouncer.stop()
+
+    def _flush(self, paths: set[str], rescan: bool) -> None:
+        if self._config_changed and self.on_config is not None:
+            self._config_changed = False
+            log.info("%s changed: reopening %s", CONFIG_FILE, self.root)
+            self.on_config()  # reopening rescans the root, which covers `paths` too
+            return
+        self.on_batch(paths, rescan)
 
     def _relative(self, raw: str | bytes) -> str | None:
         path = Path(os.fsdecode(raw))
@@ -157,6 +171,10 @@ class RootWatcher:
             if event.event_type != EVENT_TYPE_MODIFIED:
                 log.debug("folder %s %s: rescan", rels[0], event.event_type)
                 self.debouncer.add(set(), rescan=True)
+            return
+        if CONFIG_FILE in rels and self.on_config is not None:
+            self._config_changed = True  # handled once the burst of events is over
+            self.debouncer.add(set(), rescan=True)
             return
         wanted = {r for r in rels if self.wanted(r)}
         if wanted:

@@ -109,3 +109,20 @@ def test_reading_files_does_not_trigger_indexing_again(shared: Session) -> None:
     later = shared.statuses()[settled:]
     assert all(s["state"] == "ready" for s in later), later
     assert shared.status().state == "ready"
+
+
+def test_changed_config_is_applied_without_a_restart(shared: Session, module_workspace: Path) -> None:
+    config = module_workspace / ".kbls.yaml"
+    original = config.read_text()
+    config.write_text(original + "exclude: ['cooking/']\n", encoding="utf-8")
+    try:
+        shared.wait_for(
+            lambda: not [p for p in shared.paths_found("flour water starter", mode="lexical") if p.startswith("cooking/")],
+            timeout=WATCH_TIMEOUT, what="cooking/ to be excluded",
+        )
+    finally:
+        config.write_text(original, encoding="utf-8")
+    shared.wait_for(
+        lambda: "cooking/sourdough.md" in shared.paths_found("flour water starter", mode="lexical"),
+        timeout=WATCH_TIMEOUT, what="cooking/ to come back",
+    )
