@@ -137,6 +137,11 @@ class Chunker:
                 # Absurdly long or deep headings must not crowd out the body.
                 crumb = [crumb[0][:60], crumb[-1][:60]] if len(crumb) > 1 else [crumb[0][:60]]
                 crumb_tokens = self._count([BREADCRUMB_SEP.join(crumb) + "\n\n"])[0]
+                # 60 characters of code or CJK can still be 60 tokens each: a small budget
+                # would be all breadcrumb and no body (or over the budget). Cut by tokens.
+                while crumb_tokens > self.budget // 3 and any(len(part) > 1 for part in crumb):
+                    crumb = [part[: max(len(part) * 2 // 3, 1)] for part in crumb]
+                    crumb_tokens = self._count([BREADCRUMB_SEP.join(crumb) + "\n\n"])[0]
             room = max(self.budget - crumb_tokens, 8)
             groups = self._pack(self._pieces(section, room), room)
             for group in groups:
