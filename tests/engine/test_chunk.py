@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 
 import pytest
+
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from kbls.chunk import BREADCRUMB_SEP, Chunker, embedded_text
@@ -220,6 +221,17 @@ def test_token_counts_come_from_the_model_tokenizer(tokenizer_only):
         assert chunk.tokens <= 256
     body = [c for c in chunks if "タワー" in c.body]
     assert body and all(c.tokens > len(c.text.split()) * 3 for c in body)
+
+
+@pytest.mark.parametrize("max_tokens", [32, 64, 256])
+def test_a_token_dense_breadcrumb_leaves_room_for_the_body(tokenizer_only, max_tokens):
+    """Found by the budget property with max_tokens=64: a title and heading of code (60
+    characters of `foo::bar()` are ~36 tokens) made every chunk's breadcrumb alone exceed it."""
+    text = '---\ntitle: "' + "foo::bar() " * 10 + '"\n---\n\n# ' + "foo::bar() " * 10 + "the " * 80 + "\n\nbody text\n"
+    chunker = Chunker(tokenizer_only, ChunkConfig(max_tokens=max_tokens, overlap_tokens=0, min_tokens=0))
+    chunks = chunker.chunk(parse_note("n.md", text))
+    assert chunks and all(c.tokens <= max_tokens for c in chunks)
+    assert any("body text" in c.body for c in chunks)
 
 
 def test_max_tokens_is_clamped_to_the_model_limit(tokenizer_only):
