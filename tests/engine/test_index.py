@@ -306,6 +306,15 @@ def test_a_root_opened_through_a_symlink_accepts_its_own_paths(good_notes, tmp_p
     assert engine.related(link / "rust" / "ownership.md") is not None
 
 
+def test_a_dangling_symlink_costs_nothing_else(good_notes, make_engine):
+    """A link whose target was moved away is no file at all: not indexed, the run goes on."""
+    (good_notes / "moved.md").symlink_to(good_notes / "no-longer-here.md")
+    engine = make_engine(good_notes)
+    report = engine.index()
+    assert "moved.md" not in engine.store.files() or not engine.store.file_chunks("moved.md")
+    _assert_nothing_else_lost(engine, report)
+
+
 def test_a_symlink_loop_is_skipped_with_a_reason(good_notes, make_engine):
     """A file that cannot be read even by root: stat() fails with ELOOP."""
     (good_notes / "loop-a.md").symlink_to(good_notes / "loop-b.md")
