@@ -143,32 +143,28 @@ test("KB commands in a real VS Code (code-server + Chromium)", { skip: skipReaso
     assert.equal(installed.length, 1, `extensions dir: ${fs.readdirSync(extDir)}`);
   });
 
-  fs.writeFileSync(
-    path.join(userData, "User", "settings.json"),
-    JSON.stringify(
-      {
-        "kbls.serverPath": KBLS,
-        "kbls.trace.server": "messages",
-        "workbench.startupEditor": "none",
-        "workbench.tips.enabled": false,
-        "workbench.enableExperiments": false,
-        "workbench.welcomePage.walkthroughs.openOnInstall": false,
-        "workbench.secondarySideBar.defaultVisibility": "hidden",
-        "chat.disableAIFeatures": true,
-        "security.workspace.trust.enabled": false,
-        "extensions.ignoreRecommendations": true,
-        "extensions.autoCheckUpdates": false,
-        "update.mode": "none",
-        "telemetry.telemetryLevel": "off",
-        "editor.hover.delay": 200,
-        "editor.minimap.enabled": false,
-        "window.restoreWindows": "none",
-        "files.exclude": { ".kbls-store": true },
-      },
-      null,
-      2,
-    ),
-  );
+  const baseSettings = {
+    "kbls.serverPath": KBLS,
+    "kbls.trace.server": "messages",
+    "workbench.startupEditor": "none",
+    "workbench.tips.enabled": false,
+    "workbench.enableExperiments": false,
+    "workbench.welcomePage.walkthroughs.openOnInstall": false,
+    "workbench.secondarySideBar.defaultVisibility": "hidden",
+    "chat.disableAIFeatures": true,
+    "security.workspace.trust.enabled": false,
+    "extensions.ignoreRecommendations": true,
+    "extensions.autoCheckUpdates": false,
+    "update.mode": "none",
+    "telemetry.telemetryLevel": "off",
+    "editor.hover.delay": 200,
+    "editor.minimap.enabled": false,
+    "window.restoreWindows": "none",
+    "files.exclude": { ".kbls-store": true },
+  };
+  const writeSettings = (over = {}) =>
+    fs.writeFileSync(path.join(userData, "User", "settings.json"), JSON.stringify({ ...baseSettings, ...over }, null, 2));
+  writeSettings();
 
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
@@ -274,6 +270,31 @@ test("KB commands in a real VS Code (code-server + Chromium)", { skip: skipReaso
     await screenshot("opened-at-line");
   });
 
+  await t.test("the button on a result opens it to the side", { timeout: 120000 }, async () => {
+    await runCommand(page, "KB: Search", screenshot);
+    await page.waitForSelector(".quick-input-widget .quick-input-title", { visible: true });
+    await page.keyboard.type("feeding a sourdough starter", { delay: 10 });
+    await stableRows(page, (r) => /sourdough\.md/.test(r[0]));
+    const row = await page.$(".quick-input-widget .quick-input-list .monaco-list-row");
+    await row.hover();
+    const button = await page.waitForSelector(
+      ".quick-input-widget .quick-input-list .monaco-list-row:first-child .action-label.codicon-split-horizontal",
+      { visible: true, timeout: 10000 },
+    );
+    await screenshot("side-button");
+    await button.click();
+    await until("two editor groups, sourdough.md in the second", async () => {
+      const groups = await page.$$eval(".editor-group-container", (els) =>
+        els.map((e) => e.querySelector(".tab.active")?.textContent ?? ""),
+      );
+      return groups.length === 2 && groups[1].includes("sourdough.md") ? groups : null;
+    }, 20000);
+    await page.keyboard.press("Escape");
+    await screenshot("opened-to-the-side");
+    await runCommand(page, "View: Close All Editor Groups", screenshot);
+    await until("no editor group left split", async () => (await page.$$(".editor-group-container")).length === 1, 20000);
+  });
+
   await t.test("hovering a word in a markdown note shows related notes with links", { timeout: 120000 }, async () => {
     await openFile(page, "borrowing.md");
     const target = "particular";
@@ -373,19 +394,148 @@ test("KB commands in a real VS Code (code-server + Chromium)", { skip: skipReaso
     await page.keyboard.press("Escape");
   });
 
-  await t.test("KB: Show Status opens a readable status document", { timeout: 60000 }, async () => {
-    await runCommand(page, "KB: Show Status", screenshot);
+  await t.test("clicking the status-bar item opens KB: Show Status", { timeout: 60000 }, async () => {
+    await page.keyboard.press("Escape");
+    const clicked = await page.evaluate(() => {
+      const item = [...document.querySelectorAll(".part.statusbar .statusbar-item")].find((e) => /KB: \d+ notes/.test(e.innerText));
+      const target = item?.querySelector("a, .statusbar-item-label") ?? item;
+      if (!target) return false;
+      target.click();
+      return true;
+    });
+    assert.ok(clicked, "the KB status-bar item");
     const text = await until("the status document", async () => {
       const t = await activeEditorText(page);
       return /kbls status/.test(t) ? t : null;
     });
     await screenshot("show-status");
     assert.match(text, /Indexed:.*5 notes/);
+    assert.match(text, /State:.*ready/);
+  });
+
+  await t.test("KB: Reindex Workspace queues the notes and the count comes back", { timeout: 120000 }, async () => {
+    await runCommand(page, "KB: Reindex Workspace", screenshot);
+    const toast = await until("the reindex notification", async () => {
+      const texts = await notifications(page);
+      return texts.find((x) => /KB: reindexing — \d+ files? queued/.test(x)) ?? null;
+    }, 30000);
+    t.diagnostic(`notification: ${toast}`);
+    await screenshot("reindex");
+    await waitStatus(page, /KB: 5 notes/, 90000);
+  });
+
+  await t.test("KB: Restart Server brings the server back", { timeout: 120000 }, async () => {
+    await runCommand(page, "KB: Restart Server", screenshot);
+    // The item leaves the note count while the new server starts, then comes back to it.
+    const during = await waitStatus(page, /KB: (starting|loading|indexing|stopped)/, 15000).catch(() => "(not seen)");
+    t.diagnostic(`status bar during the restart: ${during}`);
+    await waitStatus(page, /KB: 5 notes/, 90000);
+    await runCommand(page, "KB: Search", screenshot);
+    await page.keyboard.type("interactive rebase squash", { delay: 10 });
+    const rows = await stableRows(page, (r) => /git-rebase\.md/.test(r[0]));
+    await screenshot("search-after-restart");
+    assert.match(rows[0], /Git rebase/);
+    await page.keyboard.press("Escape");
+  });
+
+  await t.test("a wrong kbls.serverPath gives one clear message with a button to the setting", { timeout: 180000 }, async () => {
+    await setServerPathInSettingsEditor(page, "/nonexistent/kbls", screenshot);
+    const toast = await until("the server-not-found notification", async () => {
+      const texts = await notifications(page);
+      return texts.find((x) => /kbls\.serverPath/.test(x) && /Open Setting/.test(x)) ?? null;
+    }, 60000);
+    t.diagnostic(`notification: ${toast.replace(/\s+/g, " ")}`);
+    await waitStatus(page, /KB: no server/, 20000);
+    await screenshot("server-not-found");
+    // The button opens the Settings editor on the setting: close the one we typed in first.
+    await runCommand(page, "View: Close Editor", screenshot);
+    const closed = await until("the Settings editor to close", async () => !(await settingsVisible(page)), 10000).catch(() => false);
+    t.diagnostic(`settings editor closed before the button: ${Boolean(closed)}`);
+    const clickOpenSetting = () =>
+      page.evaluate(() => {
+        for (const b of document.querySelectorAll(".notifications-toasts .monaco-button, .notifications-center .monaco-button")) {
+          if (b.textContent.trim() === "Open Setting" && b.offsetParent !== null) {
+            b.click();
+            return true;
+          }
+        }
+        return false;
+      });
+    let opened = await clickOpenSetting();
+    if (!opened) {
+      // The toast may have timed out: the notification is still in the Notifications center.
+      await runCommand(page, "Notifications: Show Notifications", screenshot);
+      opened = await until("the Open Setting button", clickOpenSetting, 10000).catch(() => false);
+    }
+    assert.ok(opened, "the Open Setting button");
+    await until(
+      "the Settings editor on kbls.serverPath",
+      async () => (await settingsVisible(page)) && /kbls\.serverPath/.test(await settingsQuery(page)),
+      20000,
+    );
+    await screenshot("open-setting");
+    await setServerPathInSettingsEditor(page, KBLS, screenshot);
+    await waitStatus(page, /KB: 5 notes/, 90000);
+    await screenshot("server-back");
   });
 });
 
+async function settingsVisible(page) {
+  return page.evaluate(() => [...document.querySelectorAll(".settings-editor")].some((e) => e.getBoundingClientRect().width > 0));
+}
+
+async function settingsQuery(page) {
+  return page
+    .$eval(".settings-editor .suggest-input-container .view-lines", (e) => e.textContent.replace(/\u00a0/g, " "))
+    .catch(() => "");
+}
+
+/** Sets kbls.serverPath through the Settings editor, as a user would. */
+async function setServerPathInSettingsEditor(page, value, screenshot) {
+  const onSetting = await page
+    .$eval(".settings-editor .suggest-input-container .view-lines", (e) => e.textContent.replace(/\u00a0/g, " "))
+    .catch(() => "");
+  if (!/kbls\.serverPath/.test(onSetting)) {
+    await runCommand(page, "Preferences: Open User Settings", screenshot);
+    await page.waitForSelector(".settings-editor .suggest-input-container", { visible: true });
+    await sleep(500);
+    await page.keyboard.type("kbls.serverPath", { delay: 10 });
+  }
+  // Wait for the search to narrow the list to this setting, then take its own text box.
+  await until("the kbls.serverPath setting in the Settings editor", async () =>
+    page.evaluate(() => {
+      const items = [...document.querySelectorAll(".settings-editor .setting-item-contents")].filter((e) => e.offsetParent !== null);
+      return items.length === 1 && /Server Path/.test(items[0].querySelector(".setting-item-title")?.textContent ?? "");
+    }),
+  30000);
+  const input = await page.evaluateHandle(() =>
+    [...document.querySelectorAll(".settings-editor .setting-item-contents")]
+      .find((e) => e.offsetParent !== null && /Server Path/.test(e.querySelector(".setting-item-title")?.textContent ?? ""))
+      .querySelector("input"),
+  );
+  await input.click({ clickCount: 3 });
+  await page.keyboard.down("Control");
+  await page.keyboard.press("KeyA");
+  await page.keyboard.up("Control");
+  await page.keyboard.press("Backspace");
+  await page.keyboard.type(value, { delay: 2 });
+  await page.keyboard.press("Tab");
+  await sleep(300);
+}
+
 function execFileSyncSafe(cmd, args) {
   return require("node:child_process").execFileSync(cmd, args, { encoding: "utf8", timeout: 10000 });
+}
+
+async function notifications(page) {
+  return page.$$eval(".notifications-toasts .notification-toast", (els) => els.map((e) => e.innerText));
+}
+
+async function waitStatus(page, re, ms) {
+  return until(`the status bar to show ${re}`, async () => {
+    const kb = (await statusBarTexts(page)).find((x) => /KB/.test(x));
+    return kb && re.test(kb) ? kb : null;
+  }, ms, 500);
 }
 
 async function statusBarTexts(page) {
@@ -429,14 +579,19 @@ async function runCommand(page, label, screenshot) {
   await page.keyboard.press("F1");
   await page.waitForSelector(".quick-input-widget .quick-input-box input", { visible: true });
   await page.keyboard.type(label, { delay: 10 });
-  await until(`"${label}" in the command palette`, async () => {
-    const rows = await quickPickRows(page);
-    return rows.length > 0 && rows[0].startsWith(label);
+  // The palette puts recently used commands first: pick the row whose label is exactly this one.
+  const index = await until(`"${label}" in the command palette`, async () => {
+    const labels = await page.$$eval(".quick-input-widget .quick-input-list .monaco-list-row", (els) =>
+      els.map((e) => (e.querySelector(".label-name")?.textContent ?? "").replace(/\u00a0/g, " ").trim()),
+    );
+    const i = labels.indexOf(label);
+    return i >= 0 ? i + 1 : null;
   }, 30000).catch(async (e) => {
     await screenshot("palette-timeout");
     throw new Error(`${e.message}; rows: ${JSON.stringify(await quickPickRows(page))}`);
   });
   await screenshot(`palette-${label.replace(/\W+/g, "-").toLowerCase()}`);
+  for (let i = 1; i < index; i++) await page.keyboard.press("ArrowDown");
   await page.keyboard.press("Enter");
 }
 

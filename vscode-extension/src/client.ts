@@ -25,6 +25,9 @@ export class KbClient implements vscode.Disposable {
   command: ServerCommand | undefined;
   notFound: NotFound | undefined;
   readonly output: vscode.OutputChannel;
+  private readonly indexChanged = new vscode.EventEmitter<kb.IndexStatusNotification>();
+  /** Fires on every `kb/indexStatus` (the search picker re-runs its query once the index is ready). */
+  readonly onDidChangeIndex = this.indexChanged.event;
 
   constructor(private readonly statusBar: StatusBar) {
     this.output = vscode.window.createOutputChannel(OUTPUT_NAME);
@@ -119,6 +122,7 @@ export class KbClient implements vscode.Disposable {
     this.clientDisposables.push(
       client.onNotification(kb.Methods.indexStatus, (n: kb.IndexStatusNotification) => {
         this.statusBar.indexStatus(n);
+        this.indexChanged.fire(n);
         if (n.state === "ready") void this.refreshStatus();
       }),
       // Progress the server reports (model load, initial scan, reindex) drives the status bar.
@@ -183,6 +187,7 @@ export class KbClient implements vscode.Disposable {
 
   dispose(): void {
     void this.stop();
+    this.indexChanged.dispose();
     this.output.dispose();
   }
 }

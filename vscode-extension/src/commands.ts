@@ -56,6 +56,7 @@ export function registerCommands(context: vscode.ExtensionContext, kbClient: KbC
         debounceMs,
         limit,
         initialQuery: typeof initialQuery === "string" ? initialQuery : undefined,
+        onDidChangeIndex: kbClient.onDidChangeIndex,
       });
     }),
 

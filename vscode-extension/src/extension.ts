@@ -7,17 +7,27 @@ import { StatusBar } from "./statusBar";
 
 let kbClient: KbClient | undefined;
 
+const RESTART_KEYS = ["kbls.serverPath", "kbls.pythonPath", "kbls.extraArgs", "kbls.initializationOptions"];
+
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
   const statusBar = new StatusBar(Commands.showStatus);
   kbClient = new KbClient(statusBar);
   context.subscriptions.push(statusBar, kbClient);
   registerCommands(context, kbClient);
+  // A change to how the server is started restarts it; typing a path in the Settings editor
+  // fires one event per edit, so the restart waits for the edits to settle.
+  let restartTimer: ReturnType<typeof setTimeout> | undefined;
   context.subscriptions.push(
     vscode.workspace.onDidChangeConfiguration((e) => {
-      if (["kbls.serverPath", "kbls.pythonPath", "kbls.extraArgs", "kbls.initializationOptions"].some((k) => e.affectsConfiguration(k))) {
-        void kbClient?.restart();
+      if (RESTART_KEYS.some((k) => e.affectsConfiguration(k))) {
+        if (restartTimer) clearTimeout(restartTimer);
+        restartTimer = setTimeout(() => {
+          restartTimer = undefined;
+          void kbClient?.restart();
+        }, 500);
       }
     }),
+    { dispose: () => restartTimer && clearTimeout(restartTimer) },
   );
   void kbClient.start();
 }

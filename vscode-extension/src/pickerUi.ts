@@ -2,7 +2,7 @@
 // formatting) lives in `searchPicker.ts`; this file only talks to VS Code.
 import * as vscode from "vscode";
 import * as kb from "./protocol";
-import { emptyMessage, hitsToItems, SearchController, selectionForRange, type HitItem } from "./searchPicker";
+import { emptyMessage, hitsToItems, SearchController, selectionForRange, shouldRefresh, type HitItem } from "./searchPicker";
 
 type Item = vscode.QuickPickItem & { hit?: kb.Hit };
 
@@ -72,6 +72,8 @@ export interface SearchPickerOptions {
   initialQuery?: string;
   debounceMs: number;
   limit: number;
+  /** `kb/indexStatus` events: answers given while the index was not ready are refreshed once it is. */
+  onDidChangeIndex?: vscode.Event<kb.IndexStatusNotification>;
 }
 
 /** KB: Search — queries as you type. Resolves when the picker closes. */
@@ -106,6 +108,13 @@ export function showSearchPicker(sender: () => Promise<kb.RequestSender | undefi
   });
   wireOpen(qp, disposables);
   disposables.push(qp.onDidChangeValue((v) => controller.update(v)));
+  if (options.onDidChangeIndex) {
+    disposables.push(
+      options.onDidChangeIndex((n) => {
+        if (shouldRefresh(lastIndexState, n.state) && qp.value.trim()) void controller.runNow(qp.value);
+      }),
+    );
+  }
 
   return new Promise<void>((resolve) => {
     disposables.push(

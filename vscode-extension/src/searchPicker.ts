@@ -101,6 +101,15 @@ export function emptyMessage(query: string, indexState?: string): string {
   return `No results for "${query}"`;
 }
 
+/**
+ * True when results shown under `shownState` (the `index.state` of their answer) should be asked
+ * again now that the index reports `newState`: answers given while the model was loading are
+ * lexical only, and answers given mid-indexing may miss notes.
+ */
+export function shouldRefresh(shownState: string | undefined, newState: string): boolean {
+  return newState === "ready" && shownState !== undefined && shownState !== "ready";
+}
+
 /** Trims a query to what the server accepts; syntax such as `tag:` passes through untouched. */
 export function normalizeQuery(raw: string): string {
   const q = raw.trim();

@@ -1,7 +1,7 @@
 // Unit tests of the picker logic: formatting hits and the debounce/cancel/no-flicker controller.
 const test = require("node:test");
 const assert = require("node:assert/strict");
-const { hitToItem, hitsToItems, oneLine, sectionOf, selectionForRange, emptyMessage, normalizeQuery, SearchController } =
+const { hitToItem, hitsToItems, oneLine, sectionOf, selectionForRange, emptyMessage, normalizeQuery, shouldRefresh, SearchController } =
   require("../../out/searchPicker.js");
 const { isCancellation } = require("../../out/protocol.js");
 
@@ -283,4 +283,12 @@ test("isCancellation recognises the server's RequestCancelled and VS Code's Canc
   assert.equal(isCancellation({ name: "Canceled" }), true);
   assert.equal(isCancellation(new Error("x")), false);
   assert.equal(isCancellation(null), false);
+});
+
+test("shouldRefresh: answers from a loading or indexing index are asked again once it is ready", () => {
+  assert.equal(shouldRefresh("loading", "ready"), true);
+  assert.equal(shouldRefresh("indexing", "ready"), true);
+  assert.equal(shouldRefresh("ready", "ready"), false);
+  assert.equal(shouldRefresh(undefined, "ready"), false, "nothing shown yet");
+  assert.equal(shouldRefresh("loading", "indexing"), false);
 });
