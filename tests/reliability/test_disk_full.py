@@ -20,6 +20,8 @@ import pytest
 from tests.reliability.helpers import assert_no_traceback, check_store, make_corpus, run_kbls, write_config
 from tests.reliability.lsp_client import Daemon
 
+pytestmark = pytest.mark.slow
+
 NOTES = 300  # a ~2.5 MB store (vec0 allocates 1.5 MB up front)
 SMALL = "3m"
 LARGE = "64m"
