@@ -87,6 +87,11 @@ def _sql_glob(pattern: str, path: str) -> int:
     return 1 if _compiled(pattern).match(path) else 0
 
 
+def _cannot_write(exc: Exception) -> bool:
+    """A full (or failing) disk: the store is fine and must not be taken for a damaged one."""
+    return "disk is full" in str(exc) or "disk I/O error" in str(exc)
+
+
 SCHEMA = dedent(
     """
     CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -292,6 +297,8 @@ class Store:
             conn.execute("PRAGMA synchronous = NORMAL")
             conn.create_function("kb_glob", 2, _sql_glob, deterministic=True)
         except SQLITE.DatabaseError as exc:
+            if _cannot_write(exc):
+                raise StoreFullError(f"cannot write the store {self.path}: {exc}") from None
             raise CorruptStoreError(f"cannot open the store {self.path}: {exc}") from None
         with self._conn_lock:
             self._connections.append(conn)
@@ -331,7 +338,7 @@ class Store:
                         conn.execute("ROLLBACK")
                     raise
             except SQLITE.OperationalError as exc:
-                if "disk is full" in str(exc) or "disk I/O error" in str(exc):
+                if _cannot_write(exc):
                     raise StoreFullError(f"cannot write the store {self.path}: {exc}") from None
                 raise
 
@@ -368,6 +375,8 @@ class Store:
                     )
                     meta = dict(c.execute("SELECT key, value FROM meta").fetchall())
         except SQLITE.DatabaseError as exc:
+            if _cannot_write(exc):
+                raise StoreFullError(f"cannot write the store {self.path}: {exc}") from None
             raise CorruptStoreError(f"the store {self.path} is not a usable kbls store ({exc})") from None
         if meta.get("schema_version") != str(SCHEMA_VERSION):
             raise CorruptStoreError(
