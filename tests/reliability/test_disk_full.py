@@ -11,6 +11,7 @@ ENOSPC (RLIMIT_FSIZE makes SQLite see EFBIG, an I/O error, not a full disk).
 
 from __future__ import annotations
 
+import os
 import subprocess
 import time
 from pathlib import Path
@@ -83,3 +84,34 @@ def test_daemon_reports_a_full_disk_keeps_answering_and_resumes(tmp_path: Path, 
     finally:
         daemon.close()
     assert len(check_store(store, root).chunks) == NOTES
+
+
+def test_a_healthy_store_on_a_full_disk_is_not_set_aside_as_damaged(tmp_path: Path, small_disk) -> None:
+    disk, grow = small_disk
+    grow()
+    root = tmp_path / "notes"
+    make_corpus(root, 30)
+    store = disk / "store"
+    write_config(root, store=str(store))
+    assert run_kbls(["index", "--root", str(root)], tmp_path).returncode == 0
+    before = check_store(store, root, full_scan_done=True)
+    subprocess.run(["mount", "-o", "remount,size=4m", str(disk)], check=True)
+    fd = os.open(disk / "filler", os.O_WRONLY | os.O_CREAT)  # take every byte that is left
+    for size in (65536, 4096, 512, 1):
+        try:
+            while True:
+                os.write(fd, b"\0" * size)
+        except OSError:
+            pass
+    os.close(fd)
+    for args in (["search", "garden", "--root", str(root)], ["index", "--root", str(root)]):
+        proc = run_kbls(args, tmp_path)
+        assert_no_traceback(proc)
+        assert proc.returncode in (0, 1) and (proc.returncode == 0 or "full" in proc.stderr), proc.stderr
+        assert not list(store.glob("*.damaged-*")), f"{args[0]}: a healthy store was set aside: {proc.stderr}"
+    (disk / "filler").unlink()
+    grow()
+    proc = run_kbls(["index", "--root", str(root), "--json"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert '"embedded": 0' in proc.stdout, "the index was rebuilt from scratch"
+    assert check_store(store, root, full_scan_done=True).chunks == before.chunks
