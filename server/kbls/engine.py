@@ -23,7 +23,7 @@ from kbls.config import Config, load_config, resolve_store_dir
 from kbls.embed import Embedder
 from kbls.errors import CorruptStoreError, ModelMismatchError, OutsideRootError, QueryError
 from kbls.parse import parse_note
-from kbls.query import ParsedQuery, fts_match, parse_query, query_terms
+from kbls.query import STOPWORDS, ParsedQuery, fts_match, parse_query, query_terms
 from kbls.results import Hit, IndexReport, RootStatus, Signals, Skipped, SqliteInfo
 from kbls.scan import Candidate, Scanner
 from kbls.snippet import make_snippet
@@ -36,6 +36,8 @@ MODES = ("hybrid", "semantic", "lexical")
 #: how many candidates each ranking contributes to fusion, per requested hit.
 CANDIDATES_PER_HIT = 5
 MIN_CANDIDATES = 50
+#: a stopword matching more chunks than this is left out of the FTS query (see query.STOPWORDS).
+STOPWORD_MAX_CHUNKS = 2000
 #: below this cosine similarity a note is not "related" by meaning alone (MiniLM scale: unrelated
 #: notes score around 0 to 0.15, notes on one topic 0.3 and up).
 RELATED_MIN_SIMILARITY = 0.25
@@ -333,7 +335,7 @@ class Engine:
         if mode in ("hybrid", "semantic"):
             semantic = self._semantic(self.embedder.embed_query(parsed.text), wanted, parsed.filters)
         if mode in ("hybrid", "lexical"):
-            match = fts_match(parsed.text)
+            match = fts_match(parsed.text, self._costly_stopwords(parsed.text))
             if match:
                 lexical = [(rowid, -bm25) for rowid, bm25 in self.store.lexical(match, parsed.filters, wanted)]
         if mode == "semantic":
@@ -343,6 +345,15 @@ class Engine:
         else:
             scored = self._fuse(semantic, lexical)
         return self._hits(scored, limit, group_by_file, query_terms(parsed.text))
+
+    def _costly_stopwords(self, text: str) -> set[str]:
+        """Function words of the query that match more than STOPWORD_MAX_CHUNKS chunks: scoring
+        them would dominate the lexical query's cost while BM25 gives them next to no weight."""
+        candidates = [t for t in query_terms(text) if t in STOPWORDS]
+        if not candidates:
+            return set()
+        counts = self.store.term_doc_counts(candidates)
+        return {t for t in candidates if counts.get(t, 0) > STOPWORD_MAX_CHUNKS}
 
     def _semantic(self, vector: np.ndarray, wanted: int, filters: Filters) -> list[tuple[int, float]]:
         allowed = None if filters.empty else self.store.allowed_embeddings(filters)
@@ -373,6 +384,8 @@ class Engine:
             rows = self.store.chunk_rows([rowid for rowid, _, _ in scored])
             by_path: dict[str, int] = {}
             for rowid, score, signals in scored:
+                if rowid not in rows:
+                    continue  # rewritten by the indexer since it was ranked
                 path = rows[rowid]["path"]
                 if path in by_path:
                     chosen[by_path[path]] = (*chosen[by_path[path]][:3], chosen[by_path[path]][3] + 1)
@@ -385,7 +398,9 @@ class Engine:
             rows = self.store.chunk_rows([c[0] for c in chosen])
         hits = []
         for rowid, score, signals, more in chosen:
-            row = rows[rowid]
+            row = rows.get(rowid)
+            if row is None:
+                continue  # the indexer rewrote this file between the ranking and this read
             hits.append(
                 Hit(
                     path=row["path"], start_line=row["start_line"], end_line=row["end_line"],
@@ -419,7 +434,9 @@ class Engine:
                 pairs = self.store.chunks_for_embeddings([e for e, _ in nearest], Filters())
                 rows = self.store.chunk_rows([rowid for _, rowid in pairs])
                 for embedding_id, rowid in pairs:
-                    row = rows[rowid]
+                    row = rows.get(rowid)
+                    if row is None:
+                        continue  # rewritten by the indexer meanwhile
                     score = score_of[embedding_id]
                     if row["file_id"] == info["id"] or score < RELATED_MIN_SIMILARITY:
                         continue
@@ -460,7 +477,9 @@ class Engine:
         rows = self.store.chunk_rows([rowid for _, rowid, _ in scored])
         hits = []
         for score, rowid, reasons in scored:
-            row = rows[rowid]
+            row = rows.get(rowid)
+            if row is None:
+                continue
             hits.append(
                 Hit(
                     path=row["path"], start_line=row["start_line"], end_line=row["end_line"],

@@ -478,20 +478,44 @@ class Store:
     def lexical(self, match: str, filters: Filters, limit: int) -> list[tuple[int, float]]:
         """(chunk rowid, bm25) best first; title and breadcrumb weigh more than the body."""
         params: dict[str, Any] = {"match": match, "limit": limit}
-        where = _filter_sql(filters, params)
-        sql = dedent(
-            f"""
-            SELECT chunks_fts.rowid, bm25(chunks_fts, 4.0, 2.0, 1.0) AS rank
-            FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid JOIN files f ON f.id = c.file_id
-            WHERE chunks_fts MATCH :match AND {where}
-            ORDER BY rank LIMIT :limit
-            """
-        )
+        if filters.empty:
+            # Without filters the joins only cost: SQLite would join every matching chunk before
+            # sorting (82 ms instead of 36 ms for 32k matches at 50k chunks).
+            sql = dedent(
+                """
+                SELECT rowid, bm25(chunks_fts, 4.0, 2.0, 1.0) AS rank
+                FROM chunks_fts WHERE chunks_fts MATCH :match
+                ORDER BY rank LIMIT :limit
+                """
+            )
+        else:
+            where = _filter_sql(filters, params)
+            sql = dedent(
+                f"""
+                SELECT chunks_fts.rowid, bm25(chunks_fts, 4.0, 2.0, 1.0) AS rank
+                FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid JOIN files f ON f.id = c.file_id
+                WHERE chunks_fts MATCH :match AND {where}
+                ORDER BY rank LIMIT :limit
+                """
+            )
         try:
             return self.conn.execute(sql, params).fetchall()
         except SQLITE.OperationalError as exc:  # an FTS syntax error is a bad query, not a crash
             log.info("fts query %r failed: %s", match, exc)
             return []
+
+    def term_doc_counts(self, terms: Iterable[str]) -> dict[str, int]:
+        """How many chunks contain each term (FTS5 vocabulary), for planning a query."""
+        wanted = sorted(set(terms))
+        if not wanted:
+            return {}
+        conn = self.conn
+        if not getattr(self._local, "vocab", False):
+            # A temp table: per connection, nothing is written to the store file.
+            conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.kb_vocab USING fts5vocab(main, chunks_fts, 'row')")
+            self._local.vocab = True
+        marks = ",".join("?" * len(wanted))
+        return dict(conn.execute(f"SELECT term, doc FROM temp.kb_vocab WHERE term IN ({marks})", wanted).fetchall())
 
     def chunk_rows(self, chunk_rowids: list[int]) -> dict[int, dict[str, Any]]:
         if not chunk_rowids:
