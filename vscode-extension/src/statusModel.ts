@@ -135,7 +135,8 @@ export function renderStatus(s: StatusSnapshot): StatusView {
       warning: false,
     };
   }
-  return { text: "$(book) KB", tooltip: "kbls is running." + click, busy: false, warning: false };
+  // Running, but neither progress nor a count has arrived yet.
+  return { text: "$(sync~spin) KB: starting", tooltip: "The kbls server is running; waiting for the index state…" + click, busy: true, warning: false };
 }
 
 export function formatBytes(n: number): string {

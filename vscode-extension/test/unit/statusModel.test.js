@@ -82,7 +82,7 @@ test("two progress tokens: the bar follows the latest open one", () => {
   m.applyProgress(s, "b", { kind: "end" });
   assert.equal(m.renderStatus(s).text, "$(sync~spin) KB: indexing");
   m.applyProgress(s, "a", { kind: "end" });
-  assert.equal(m.renderStatus(s).text, "$(book) KB");
+  assert.equal(m.renderStatus(s).text, "$(sync~spin) KB: starting", "no count yet");
 });
 
 test("formatStatusMarkdown makes kb/status readable", () => {

@@ -1,0 +1,198 @@
+// The bundled extension (dist/extension.js) with the real vscode-languageclient and the real
+// `kbls serve`, inside a fake `vscode` module: activation finds the server, the status bar reaches
+// the note count, and the commands drive the server through the pickers.
+const test = require("node:test");
+const assert = require("node:assert/strict");
+const fs = require("node:fs");
+const path = require("node:path");
+const { pathToFileURL } = require("node:url");
+const { createHost, installVscode, Position, Selection } = require("../helpers/fake-vscode.js");
+const { makeWorkspace, lineOf, NOTES } = require("../helpers/workspace.js");
+const { KBLS, EXT_DIR, kblsAvailable } = require("../helpers/repo.js");
+
+const NOTE_COUNT = Object.keys(NOTES).length;
+const skip = kblsAvailable() ? false : `${KBLS} is missing (make venv)`;
+
+function waitFor(what, fn, ms = 60000, every = 100) {
+  return new Promise((resolve, reject) => {
+    const deadline = Date.now() + ms;
+    const tick = async () => {
+      let v;
+      try {
+        v = await fn();
+      } catch (e) {
+        v = undefined;
+      }
+      if (v) return resolve(v);
+      if (Date.now() > deadline) return reject(new Error(`timed out after ${ms} ms waiting for ${what}`));
+      setTimeout(tick, every);
+    };
+    tick();
+  });
+}
+
+test("the bundled extension in a fake VS Code host, against the real server", { skip, timeout: 240000 }, async (t) => {
+  const ws = makeWorkspace("kbls-ext-");
+  const host = createHost({
+    workspaceFolders: [ws],
+    settings: { "kbls.serverPath": KBLS, "kbls.search.debounceMs": 20, "kbls.trace.server": "off" },
+  });
+  const uninstall = installVscode(host);
+  const bundle = path.join(EXT_DIR, "dist", "extension.js");
+  delete require.cache[bundle];
+  const ext = require(bundle);
+  const context = { subscriptions: [], extensionPath: EXT_DIR, extensionUri: host.vscode.Uri.file(EXT_DIR) };
+  const statusText = () => host.statusItems[0]?.text ?? "";
+  const statusSeen = [];
+  host.events.on("status", (s) => statusSeen.push(s));
+  t.after(async () => {
+    await Promise.race([ext.deactivate(), new Promise((r) => setTimeout(r, 10000))]);
+    for (const d of context.subscriptions) {
+      try {
+        d.dispose();
+      } catch {}
+    }
+    uninstall();
+    fs.rmSync(ws, { recursive: true, force: true });
+  });
+  const failWith = (e) => {
+    throw new Error(`${e.message}\nstatus bar: ${statusText()}\nmessages: ${JSON.stringify(host.messages)}\noutput:\n${host.output.join("").slice(-3000)}`);
+  };
+
+  await t.test("activation starts kbls serve and the status bar reaches the note count", async () => {
+    await ext.activate(context);
+    assert.ok(host.commands.has("kbls.search"));
+    for (const id of ["kbls.related", "kbls.reindex", "kbls.showStatus", "kbls.restartServer"]) assert.ok(host.commands.has(id), id);
+    assert.equal(host.statusItems.length, 1);
+    assert.equal(host.statusItems[0].command, "kbls.showStatus");
+    await waitFor(`"KB: ${NOTE_COUNT} notes"`, () => statusText().includes(`KB: ${NOTE_COUNT} notes`)).catch(failWith);
+    assert.equal(statusSeen[0], "$(sync~spin) KB: starting");
+    assert.ok(host.output.join("").includes(`Starting: ${KBLS} serve`), "the command line is logged");
+    t.diagnostic(`status bar went through: ${[...new Set(statusSeen)].join(" → ")}`);
+  });
+
+  await t.test("KB: Search queries as you type; Enter opens the hit with its chunk selected", async () => {
+    const done = host.commands.get("kbls.search")();
+    const qp = host.quickPicks.at(-1);
+    assert.equal(qp.title, "KB: Search");
+    assert.equal(qp.matchOnDescription, false);
+    assert.equal(qp.matchOnDetail, false);
+    for (const v of ["who", "who owns", "who owns the heap data after a move"]) qp.type(v);
+    const items = await waitFor("search results", () => (qp.items[0]?.hit ? qp.items : null)).catch(failWith);
+    assert.equal(items[0].label, "Ownership in Rust");
+    assert.match(items[0].description, /rust\/ownership\.md/);
+    assert.ok(items.every((i) => i.alwaysShow), "the server ranks: nothing is filtered out");
+    assert.equal(items[0].buttons.length, 1, "an open-to-the-side button");
+    const hit = items[0].hit;
+    qp.accept(items[0]);
+    const editor = await waitFor("the editor", () => host.openedEditors.at(-1));
+    await done;
+    assert.equal(editor.document.uri.fsPath, path.join(ws, "rust/ownership.md"));
+    assert.ok(editor.selection instanceof Selection);
+    assert.equal(editor.selection.active.line, hit.range.start.line, "cursor on the chunk's first line");
+    assert.equal(editor.selection.anchor.line, Math.min(hit.range.end.line, editor.document.lineCount - 1));
+    assert.equal(editor.revealed.length, 1);
+    const moves = lineOf("rust/ownership.md", /After a move/);
+    assert.ok(editor.selection.start.line <= moves && moves <= editor.selection.end.line);
+  });
+
+  await t.test("the item button opens the hit to the side and keeps the picker", async () => {
+    const done = host.commands.get("kbls.search")("tag:baking feeding the starter");
+    const qp = host.quickPicks.at(-1);
+    assert.equal(qp.value, "tag:baking feeding the starter", "an initial query argument is searched at once");
+    const items = await waitFor("results", () => (qp.items[0]?.hit ? qp.items : null)).catch(failWith);
+    for (const i of items) assert.equal(i.hit.path, "baking/sourdough.md", "query syntax reaches the server");
+    const before = host.openedEditors.length;
+    qp.clickItemButton(items[0], items[0].buttons[0]);
+    const editor = await waitFor("the side editor", () => host.openedEditors[before]);
+    assert.equal(editor.options.viewColumn, host.vscode.ViewColumn.Beside);
+    assert.equal(qp.visible, true);
+    qp.hide();
+    await done;
+  });
+
+  await t.test("KB: Related Notes for the active editor lists other notes with reasons", async () => {
+    const doc = await host.vscode.workspace.openTextDocument(host.vscode.Uri.file(path.join(ws, "rust/borrowing.md")));
+    const editor = await host.vscode.window.showTextDocument(doc);
+    editor.selection = new Selection(new Position(10, 0), new Position(10, 0));
+    const done = host.commands.get("kbls.related")();
+    const qp = host.quickPicks.at(-1);
+    assert.match(qp.title, /Related Notes — borrowing\.md \(line 11\)/);
+    const items = await waitFor("related notes", () => (qp.items[0]?.hit ? qp.items : null)).catch(failWith);
+    assert.ok(items.every((i) => i.hit.path !== "rust/borrowing.md"));
+    assert.equal(items[0].hit.path, "rust/ownership.md");
+    assert.ok(items[0].detail.length > 0);
+    qp.hide();
+    await done;
+  });
+
+  await t.test("hover through the language client renders the related-notes markdown", async () => {
+    const doc = host.textDocuments.find((d) => d.uri.fsPath.endsWith("borrowing.md"));
+    const { provider } = host.hoverProviders[0] ?? {};
+    assert.ok(provider, "the client registered a hover provider");
+    const token = new host.vscode.CancellationTokenSource().token;
+    const line = lineOf("rust/borrowing.md", /mutable reference to a particular/);
+    const hover = await provider.provideHover(doc, new Position(line, 12), token);
+    assert.ok(hover, "a hover");
+    const md = hover.contents.map((c) => c.value ?? String(c)).join("\n");
+    assert.match(md, /\[Ownership in Rust[^\]]*\]\(file:\/\/[^)]*ownership\.md#L\d+\)/, md);
+  });
+
+  await t.test("KB: Show Status renders kb/status into a read-only markdown document", async () => {
+    await host.commands.get("kbls.showStatus")();
+    const editor = host.openedEditors.at(-1);
+    assert.equal(editor.document.uri.scheme, "kbls-status");
+    const text = editor.document.getText();
+    assert.match(text, new RegExp(`\\*\\*Indexed:\\*\\* ${NOTE_COUNT} notes`));
+    assert.match(text, new RegExp(`## ${ws.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}`));
+  });
+
+  await t.test("KB: Reindex Workspace reports how many files were queued", async () => {
+    await host.commands.get("kbls.reindex")();
+    const msg = host.messages.find((m) => /KB: reindexing — \d+ files? queued/.test(m.m));
+    assert.ok(msg, JSON.stringify(host.messages));
+    await waitFor("the note count after reindexing", () => statusText().includes(`KB: ${NOTE_COUNT} notes`)).catch(failWith);
+  });
+
+  await t.test("KB: Restart Server starts a new server that answers", async () => {
+    const seen = statusSeen.length;
+    await host.commands.get("kbls.restartServer")();
+    assert.ok(statusSeen.slice(seen).some((s) => /starting|stopped/.test(s)), "the status bar shows the restart");
+    await waitFor("the note count after the restart", () => statusText().includes(`KB: ${NOTE_COUNT} notes`)).catch(failWith);
+    const done = host.commands.get("kbls.search")("interactive rebase");
+    const qp = host.quickPicks.at(-1);
+    const items = await waitFor("results after the restart", () => (qp.items[0]?.hit ? qp.items : null)).catch(failWith);
+    assert.equal(items[0].hit.path, "dev/git-rebase.md");
+    qp.hide();
+    await done;
+  });
+
+  await t.test("a wrong kbls.serverPath: one error naming the setting, with Open Setting", async () => {
+    host.settings["kbls.serverPath"] = path.join(ws, "no-such-kbls");
+    host.fireConfigChange(["kbls.serverPath"]);
+    const msg = await waitFor("the error", () => host.messages.find((m) => m.level === "error" && /kbls\.serverPath/.test(m.m)));
+    assert.deepEqual(msg.items, ["Open Setting", "Show Output"]);
+    await waitFor("KB: no server", () => statusText().includes("KB: no server"));
+    assert.equal(host.messages.filter((m) => m.level === "error").length, 1, "one message, not one per attempt");
+    host.settings["kbls.serverPath"] = KBLS;
+    host.fireConfigChange(["kbls.serverPath"]);
+    await waitFor("the server back", () => statusText().includes(`KB: ${NOTE_COUNT} notes`)).catch(failWith);
+  });
+
+  await t.test("nothing found at all: the message says what to install", async () => {
+    const savedPath = process.env.PATH;
+    host.settings["kbls.serverPath"] = "";
+    process.env.PATH = path.join(ws, "empty-bin");
+    try {
+      host.fireConfigChange(["kbls.serverPath"]);
+      const msg = await waitFor("the not-found error", () =>
+        host.messages.find((m) => m.level === "error" && /was not found/.test(m.m)),
+      );
+      assert.match(msg.m, /pip install kbls/);
+      assert.match(msg.m, /kbls\.serverPath/);
+    } finally {
+      process.env.PATH = savedPath;
+      host.settings["kbls.serverPath"] = KBLS;
+    }
+  });
+});
