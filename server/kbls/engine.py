@@ -174,20 +174,22 @@ class Engine:
         self, paths: list[Path] | None, force: bool, progress: ProgressFn | None, cancel: threading.Event | None
     ) -> IndexReport:
         report = IndexReport()
-        known = self.store.files()
         gone: list[str] = []
         if paths is None:
+            known = self.store.files()
             candidates = self.scanner.walk()
             on_disk = {c.rel_path for c in candidates}
             gone = sorted(p for p in known if p not in on_disk)
         else:
             candidates = []
+            rels: list[str] = []
             for path in paths:
                 try:
-                    rel = self.scanner.relative(path)
+                    rels.append(self.scanner.relative(path))
                 except OutsideRootError as exc:
                     report.skipped.append(Skipped(str(path), str(exc)))
-                    continue
+            known = self.store.files(rels)  # only these rows: a save must stay cheap at 50k files
+            for rel in rels:
                 candidate = self.scanner.candidate(rel) if self.scanner.wanted(rel) else None
                 if candidate is None:
                     if rel in known:

@@ -391,8 +391,18 @@ class Store:
             )
 
     # -- reads -------------------------------------------------------------------------------
-    def files(self) -> dict[str, FileRow]:
-        rows = self.conn.execute("SELECT id, path, hash, size, mtime_ns, error FROM files").fetchall()
+    def files(self, paths: Iterable[str] | None = None) -> dict[str, FileRow]:
+        """Rows of every file, or of just `paths` (a save must not read 10k rows to update one)."""
+        if paths is None:
+            rows = self.conn.execute("SELECT id, path, hash, size, mtime_ns, error FROM files").fetchall()
+        else:
+            wanted, rows = sorted(set(paths)), []
+            for i in range(0, len(wanted), 500):
+                batch = wanted[i : i + 500]
+                marks = ",".join("?" * len(batch))
+                rows += self.conn.execute(
+                    f"SELECT id, path, hash, size, mtime_ns, error FROM files WHERE path IN ({marks})", batch
+                ).fetchall()
         return {r[1]: FileRow(*r) for r in rows}
 
     def known_embeddings(self, hashes: Iterable[str]) -> set[str]:
