@@ -1,0 +1,45 @@
+"""benchmarks/bench_engine.py rewrites only its own section of docs/benchmarks.md."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_engine.py"
+
+
+def _bench(monkeypatch, doc: Path):
+    spec = importlib.util.spec_from_file_location("bench_engine", BENCH)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    monkeypatch.setattr(module, "DOC", doc)
+    return module
+
+
+RESULTS = {
+    "quality": {
+        "files": 198, "chunks": 750, "date": "2026-01-01 00:00 UTC", "machine": {"nproc": "2", "cpu": "Test CPU"},
+        "modes": {m: {"ndcg": n, "mrr": 0.5, "recall": 0.9, "queries": 40}
+                  for m, n in (("hybrid", 0.82), ("semantic", 0.80), ("lexical", 0.78))},
+    },
+}
+
+
+def test_the_engine_section_is_replaced_and_the_rest_kept(tmp_path, monkeypatch):
+    doc = tmp_path / "benchmarks.md"
+    doc.write_text("# Benchmarks\n\n<!-- daemon:start -->\n## Daemon\nkept\n<!-- daemon:end -->\n\n"
+                   "<!-- engine:start -->\nold figures\n<!-- engine:end -->\n\ntrailer\n")
+    bench = _bench(monkeypatch, doc)
+    bench.write_doc(RESULTS)
+    text = doc.read_text()
+    assert "## Daemon\nkept" in text and text.endswith("trailer\n") and "old figures" not in text
+    assert "| hybrid | 0.820 | 0.500 | 0.900 |" in text and "Hybrid beats both single modes" in text
+    bench.write_doc(RESULTS)
+    assert doc.read_text() == text  # idempotent
+
+
+def test_the_doc_is_created_when_missing(tmp_path, monkeypatch):
+    doc = tmp_path / "docs" / "benchmarks.md"
+    _bench(monkeypatch, doc).write_doc(RESULTS)
+    text = doc.read_text()
+    assert text.startswith("# Benchmarks") and "<!-- engine:start -->\n## Engine" in text and "<!-- engine:end -->" in text
