@@ -21,6 +21,10 @@ class StoreFullError(StoreError):
     """The store cannot be written: its disk is full or refuses more bytes; reads still work."""
 
 
+class StoreBusyError(StoreError):
+    """Another process held the store's write lock past the busy timeout; the store is fine."""
+
+
 class ModelMismatchError(StoreError):
     """The store holds vectors of another model; switching model needs an explicit rebuild."""
 

@@ -25,13 +25,17 @@ from typing import Any, Iterable, Iterator
 
 import numpy as np
 
-from kbls.errors import CorruptStoreError, ModelMismatchError, StoreError, StoreFullError
+from kbls.errors import CorruptStoreError, ModelMismatchError, StoreBusyError, StoreError, StoreFullError
 
 log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = 1
 STORE_FILE = "kbls.sqlite3"
 LOCK_FILE = "writer.lock"
+BUSY_MESSAGE = (
+    "the store {path} is busy: another process has been writing it for over 30 s "
+    "(a stopped `kbls index`?); try again once it has finished"
+)
 
 
 def _sqlite_module() -> tuple[Any, str]:
@@ -90,6 +94,11 @@ def _sql_glob(pattern: str, path: str) -> int:
 def _cannot_write(exc: Exception) -> bool:
     """A full (or failing) disk: the store is fine and must not be taken for a damaged one."""
     return "disk is full" in str(exc) or "disk I/O error" in str(exc)
+
+
+def _busy(exc: Exception) -> bool:
+    """Another process held the write lock past the busy timeout (e.g. a stopped `kbls index`)."""
+    return "database is locked" in str(exc) or "database is busy" in str(exc)
 
 
 SCHEMA = dedent(
@@ -340,6 +349,8 @@ class Store:
             except SQLITE.OperationalError as exc:
                 if _cannot_write(exc):
                     raise StoreFullError(f"cannot write the store {self.path}: {exc}") from None
+                if _busy(exc):
+                    raise StoreBusyError(BUSY_MESSAGE.format(path=self.path)) from None
                 raise
 
     # -- schema ------------------------------------------------------------------------------
@@ -377,6 +388,8 @@ class Store:
         except SQLITE.DatabaseError as exc:
             if _cannot_write(exc):
                 raise StoreFullError(f"cannot write the store {self.path}: {exc}") from None
+            if _busy(exc):
+                raise StoreBusyError(BUSY_MESSAGE.format(path=self.path)) from None
             raise CorruptStoreError(f"the store {self.path} is not a usable kbls store ({exc})") from None
         if meta.get("schema_version") != str(SCHEMA_VERSION):
             raise CorruptStoreError(
