@@ -32,7 +32,7 @@ from kbls import __version__, protocol
 from kbls.config import Config, load_config
 from kbls.embed import Embedder
 from kbls.engine import Engine
-from kbls.errors import ConfigError, KblsError, ModelError, OutsideRootError, StoreFullError
+from kbls.errors import ConfigError, KblsError, ModelError, OutsideRootError, StoreBusyError, StoreFullError
 from kbls.store import Filters
 from kbls.watch import RootWatcher
 
@@ -488,14 +488,16 @@ class Daemon:
         full = False
         try:
             report = root.engine.index(paths, force=job.force, progress=progress, cancel=cancel, wait=False)
-        except StoreFullError as exc:
-            # What is committed stays searchable; the job waits and is retried until space returns.
+        except (StoreFullError, StoreBusyError) as exc:
+            # What is committed stays searchable; the job waits and is retried until the disk
+            # has space again or the stalled writer is gone.
             full = True
             if not root.disk_full:
                 root.disk_full = True
                 log.error("indexing %s stopped: %s", root.folder, exc)
+                when = "once space is freed" if isinstance(exc, StoreFullError) else "when the other process is done"
                 self._safe(self.listener.show_message, logging.ERROR,
-                           f"kbls: {exc}. Searches answer from what is indexed; indexing resumes once space is freed.")
+                           f"kbls: {exc}. Searches answer from what is indexed; indexing resumes {when}.")
         except KblsError as exc:
             log.error("indexing %s failed: %s", root.folder, exc)
             self._safe(self.listener.show_message, logging.ERROR, f"kbls: indexing {root.folder} failed: {exc}")
