@@ -117,3 +117,21 @@ def test_daemon_shows_a_message_and_serves_a_rebuilt_index(damage: str, indexed,
     finally:
         daemon.close()
     assert check_store(store, root).chunks == _expected_chunks(tmp_path, root)
+
+
+@pytest.mark.slow
+def test_a_store_held_by_a_stalled_writer_is_not_taken_for_a_damaged_one(indexed, tmp_path: Path) -> None:
+    """A writer stopped mid-transaction (Ctrl+Z on `kbls index`) holds the store's write lock
+    past SQLite's 30 s busy timeout; a second process must wait or give up, never set aside
+    (and so re-embed) a healthy store."""
+    root, store = indexed
+    holder = connect(store)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        proc = run_kbls(["search", "ownership", "--root", str(root)], tmp_path, timeout=120)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert_no_traceback(proc)
+    assert not list(store.glob(f"{STORE_FILE}.damaged-*")), proc.stderr
+    assert proc.returncode == 0 or proc.stderr.startswith("kbls: "), proc.stderr
