@@ -11,8 +11,10 @@ const openToSide: vscode.QuickInputButton = {
   tooltip: "Open to the Side",
 };
 
-function toItems(items: HitItem[]): Item[] {
-  return items.map((i) => ({ ...i, buttons: [openToSide] }));
+function toItems(items: HitItem[], options: { filterable?: boolean } = {}): Item[] {
+  // Search hits always show (the server ranks them); related notes are a fixed list that typing
+  // may narrow down.
+  return items.map((i) => ({ ...i, alwaysShow: !options.filterable, buttons: [openToSide] }));
 }
 
 function placeholderItem(label: string): Item {
@@ -39,15 +41,16 @@ export async function openHit(hit: kb.Hit, options: { side?: boolean; preserveFo
 interface PickerSetup {
   title: string;
   placeholder: string;
-  showReasons: boolean;
+  /** Let VS Code filter the items by what is typed (related notes), instead of the server (search). */
+  filterable: boolean;
 }
 
 function createPicker(setup: PickerSetup): vscode.QuickPick<Item> {
   const qp = vscode.window.createQuickPick<Item>();
   qp.title = setup.title;
   qp.placeholder = setup.placeholder;
-  // The server ranks: VS Code must neither filter the hits by their text nor re-sort them.
-  qp.matchOnDescription = false;
+  // Search: the server ranks, so VS Code must not filter the hits by their text.
+  qp.matchOnDescription = setup.filterable;
   qp.matchOnDetail = false;
   qp.ignoreFocusOut = false;
   return qp;
@@ -81,7 +84,7 @@ export function showSearchPicker(sender: () => Promise<kb.RequestSender | undefi
   const qp = createPicker({
     title: "KB: Search",
     placeholder: "Search notes — tag:NAME, path:GLOB and type:NAME narrow the search",
-    showReasons: false,
+    filterable: false,
   });
   const disposables: vscode.Disposable[] = [];
   let lastIndexState: string | undefined;
@@ -148,8 +151,8 @@ export async function showRelatedPicker(
 ): Promise<void> {
   const qp = createPicker({
     title: `KB: Related Notes — ${options.label}`,
-    placeholder: "Notes related to this one (the server ranks them; type to filter)",
-    showReasons: true,
+    placeholder: "Notes related to this one, best first — type to filter by title or path",
+    filterable: true,
   });
   const disposables: vscode.Disposable[] = [];
   const cts = new vscode.CancellationTokenSource();
@@ -175,7 +178,7 @@ export async function showRelatedPicker(
     const result = await kb.related(conn, params, cts.token);
     qp.items =
       result.hits.length > 0
-        ? toItems(hitsToItems(result.hits, { showReasons: true }))
+        ? toItems(hitsToItems(result.hits, { showReasons: true }), { filterable: true })
         : [placeholderItem(emptyMessage("related notes", result.index?.state).replace('for "related notes"', "related to this note"))];
   } catch (err) {
     if (!kb.isCancellation(err)) qp.items = [placeholderItem(`Related notes failed: ${err instanceof Error ? err.message : String(err)}`)];

@@ -122,6 +122,7 @@ test("the bundled extension in a fake VS Code host, against the real server", { 
     assert.ok(items.every((i) => i.hit.path !== "rust/borrowing.md"));
     assert.equal(items[0].hit.path, "rust/ownership.md");
     assert.ok(items[0].detail.length > 0);
+    assert.ok(items.every((i) => i.alwaysShow === false) && qp.matchOnDescription, "typing narrows the related notes");
     qp.hide();
     await done;
   });
