@@ -29,7 +29,7 @@ from typing import Any, Protocol
 from pygls.uris import from_fs_path
 
 from kbls import __version__, protocol
-from kbls.config import Config, load_config
+from kbls.config import CONFIG_FILE, Config, load_config
 from kbls.embed import Embedder
 from kbls.engine import Engine
 from kbls.errors import ConfigError, KblsError, ModelError, OutsideRootError, StoreBusyError, StoreFullError
@@ -106,6 +106,15 @@ class _Job:
         self.force |= other.force
         self.files |= other.files
         self.progress |= other.progress
+
+
+def _config_stamp(folder: Path) -> tuple[int, int] | None:
+    """(mtime, size) of the root's config file, to notice a change the watcher could miss."""
+    try:
+        st = (folder / CONFIG_FILE).stat()
+    except OSError:
+        return None
+    return st.st_mtime_ns, st.st_size
 
 
 def _folder(path: Path | str) -> Path:
@@ -384,28 +393,40 @@ class Daemon:
         with self._cond:
             to_open, self._to_open = self._to_open, []
             to_close, self._to_close = self._to_close, []
+        # A root both closed and opened is a reopen (its config changed): the new engine is
+        # opened first and swapped in, so searches never see the root missing.
+        opening = {str(folder) for _, folder in to_open}
         for key in to_close:
+            if key in opening:
+                continue
             root = self._roots.pop(key, None)
             if root is not None:
                 self._close(root)
                 self._safe(self.listener.log_message, logging.INFO, f"kbls: closed {root.folder}")
+        reopen = set(to_close) & opening
+        done: set[str] = set()
         for uri, folder in to_open:
             key = str(folder)
-            if key in self._roots:
+            if key in done or (key in self._roots and key not in reopen):
                 continue
+            done.add(key)
             root = self._open(uri, folder)
             if root is None:
                 continue
             with self._cond:
+                old = self._roots.get(key)
                 self._roots[key] = root
                 job = self._jobs.setdefault(key, _Job())
                 job.merge(_Job(full=True, progress=True))
                 self._cond.notify_all()
+            if old is not None:
+                self._close(old)
         if to_open:
             self._begin_progress("scanning")
         self._emit_status(force=True)
 
     def _open(self, uri: str, folder: Path) -> Root | None:
+        stamp = _config_stamp(folder)
         config = self._config(folder)
         try:
             embedder = self._embedders.get(config.model.name)
@@ -439,6 +460,8 @@ class Daemon:
                 self._safe(self.listener.show_message, logging.WARNING,
                            f"kbls: cannot watch {folder} for outside changes ({exc}); saves are still indexed")
                 root.watcher = None
+        if root.watcher is not None and _config_stamp(folder) != stamp:
+            self.reopen_root(uri, folder)  # changed before the watcher could see it
         self._safe(self.listener.log_message, logging.INFO,
                    f"kbls: {folder}: {root.files} files, {root.chunks} chunks in {engine.store_dir}")
         return root
