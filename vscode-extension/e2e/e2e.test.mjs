@@ -125,7 +125,11 @@ test("KB commands in a real VS Code (code-server + Chromium)", { skip: skipReaso
   // The answer the UI must show, asked of the server directly: which chunk tops the query.
   let expected;
   await t.test("the server ranks the sample workspace (reference answer)", { timeout: 180000 }, async () => {
-    const server = await startServer(ws);
+    // A copy of the workspace, so that the editor's server indexes from scratch (and the status
+    // bar shows it) while the answer is the same: same notes, same ranges.
+    const copy = makeWorkspace("kbls-e2e-ref-");
+    const server = await startServer(copy);
+    t.after(() => fs.rmSync(copy, { recursive: true, force: true }));
     try {
       await server.waitIndexed(5);
       const res = await server.conn.sendRequest("kb/search", { query: QUERY, limit: 5 });
@@ -216,12 +220,18 @@ test("KB commands in a real VS Code (code-server + Chromium)", { skip: skipReaso
     await page.goto(`${base}/?folder=${encodeURIComponent(ws)}`, { waitUntil: "domcontentloaded" });
     await page.waitForSelector(".monaco-workbench .part.statusbar", { timeout: 90000 });
     await screenshot("workbench");
-    // The item walks from "starting" / "indexing" to the note count.
+    // The item walks from "starting" / "indexing" to the note count; catch a picture of the way.
+    let progressShot = false;
     const text = await until(
       'the status bar to show "KB: 5 notes"',
       async () => {
         const items = await statusBarTexts(page);
         const kb = items.find((s) => s.includes("KB"));
+        if (kb && !progressShot && /KB: (loading|indexing)/.test(kb)) {
+          progressShot = true;
+          t.diagnostic(`status bar while indexing: ${kb}`);
+          await screenshot("indexing");
+        }
         return kb && /KB: 5 notes/.test(kb) ? kb : null;
       },
       180000,
