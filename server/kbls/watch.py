@@ -100,7 +100,10 @@ class _Handler(FileSystemEventHandler):
     def on_any_event(self, event: FileSystemEvent) -> None:
         if event.event_type not in WRITE_EVENTS:
             return  # opened, closed_no_write, attrib: nothing was written
-        self.watcher.handle(event)
+        try:
+            self.watcher.handle(event)
+        except Exception:  # an escaping exception would end the observer thread for good
+            log.exception("cannot handle %s", event)
 
 
 class RootWatcher:
