@@ -40,6 +40,8 @@ export class KbClient implements vscode.Disposable {
   /** The running client, starting it first if needed; undefined when no server could start. */
   async ready(): Promise<LanguageClient | undefined> {
     if (this.client && this.client.state === State.Running) return this.client;
+    // Not found stays not found until a setting changes or KB: Restart Server looks again.
+    if (this.notFound) return undefined;
     if (this.starting) return this.starting;
     return this.start();
   }

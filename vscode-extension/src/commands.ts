@@ -45,12 +45,19 @@ function settings(): { debounceMs: number; limit: number } {
 export function registerCommands(context: vscode.ExtensionContext, kbClient: KbClient): void {
   const statusDocs = new StatusDocuments();
   const sender = async (): Promise<kb.RequestSender | undefined> => kbClient.ready();
+  /** With no server to ask, say so once instead of opening an empty picker. */
+  const serverMissing = (): boolean => {
+    if (!kbClient.notFound) return false;
+    void kbClient.showNotFound(kbClient.notFound);
+    return true;
+  };
 
   context.subscriptions.push(
     statusDocs,
     vscode.workspace.registerTextDocumentContentProvider(STATUS_SCHEME, statusDocs),
 
     vscode.commands.registerCommand(Commands.search, async (initialQuery?: unknown) => {
+      if (serverMissing()) return;
       const { debounceMs, limit } = settings();
       await showSearchPicker(sender, {
         debounceMs,
@@ -61,6 +68,7 @@ export function registerCommands(context: vscode.ExtensionContext, kbClient: KbC
     }),
 
     vscode.commands.registerCommand(Commands.related, async (arg?: unknown) => {
+      if (serverMissing()) return;
       const editor = vscode.window.activeTextEditor;
       const uri = arg instanceof vscode.Uri ? arg : editor?.document.uri;
       if (!uri || uri.scheme !== "file") {
@@ -74,6 +82,7 @@ export function registerCommands(context: vscode.ExtensionContext, kbClient: KbC
     }),
 
     vscode.commands.registerCommand(Commands.reindex, async () => {
+      if (serverMissing()) return;
       const client = await kbClient.ready();
       if (!client) return;
       try {
@@ -87,10 +96,7 @@ export function registerCommands(context: vscode.ExtensionContext, kbClient: KbC
     }),
 
     vscode.commands.registerCommand(Commands.showStatus, async () => {
-      if (kbClient.notFound) {
-        await kbClient.showNotFound(kbClient.notFound);
-        return;
-      }
+      if (serverMissing()) return;
       const client = await kbClient.ready();
       if (!client) return;
       const result = await kbClient.refreshStatus();

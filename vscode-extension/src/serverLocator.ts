@@ -92,7 +92,7 @@ function scriptNextToPython(python: string, platform: NodeJS.Platform): string {
 export const PYTHON_LAUNCHER = "import sys; from kbls.cli import main; sys.exit(main())";
 
 export const INSTALL_HINT =
-  "Install the kbls server (`pip install kbls`, or `pip install -e .` in its repository) so that `kbls` is on PATH, or set `kbls.serverPath` to the `kbls` executable.";
+  "Install the kbls server (`pip install kbls`, or `pip install -e .` in its repository) so that `kbls` is on PATH, or set `kbls.serverPath` to the `kbls` executable. Then run KB: Restart Server.";
 
 export async function locateServer(settings: LocatorSettings, deps: LocatorDeps): Promise<ServerCommand | NotFound> {
   const extra = [...(settings.extraArgs ?? [])];

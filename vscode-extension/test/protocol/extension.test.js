@@ -191,6 +191,12 @@ test("the bundled extension in a fake VS Code host, against the real server", { 
       );
       assert.match(msg.m, /pip install kbls/);
       assert.match(msg.m, /kbls\.serverPath/);
+      // KB: Search now repeats the message instead of opening a picker that cannot answer.
+      const pickers = host.quickPicks.length;
+      const errors = host.messages.filter((m) => m.level === "error").length;
+      await host.commands.get("kbls.search")();
+      assert.equal(host.quickPicks.length, pickers);
+      assert.equal(host.messages.filter((m) => m.level === "error").length, errors + 1);
     } finally {
       process.env.PATH = savedPath;
       host.settings["kbls.serverPath"] = KBLS;
