@@ -143,6 +143,8 @@ class Daemon:
         self.watch = watch
         self.debounce = debounce
         self._roots: dict[str, Root] = {}
+        #: roots whose store could not be written at open (full disk, stalled writer): retried.
+        self._reopening: set[str] = set()
         self._embedders: dict[str, Embedder] = {}
         self._cond = threading.Condition()
         self._to_open: list[tuple[str, Path]] = []
@@ -195,12 +197,18 @@ class Daemon:
 
     def remove_root(self, path: Path | str) -> None:
         key = str(_folder(path))
+        self._reopening.discard(key)
         with self._cond:
             self._to_close.append(key)
             self._jobs.pop(key, None)
             if self._running is not None and self._running[0] == key:
                 self._running[2].set()
             self._cond.notify_all()
+
+    def _reopen(self, uri: str, folder: Path) -> None:
+        """Try again to open a root whose store could not be written (unless it was removed)."""
+        if str(folder) in self._reopening and not self._stopped:
+            self.add_root(uri, folder)
 
     # -- state ---------------------------------------------------------------------------------
     @property
@@ -440,8 +448,16 @@ class Daemon:
             )
         except KblsError as exc:
             log.error("cannot open %s: %s", folder, exc)
-            self._safe(self.listener.show_message, logging.ERROR, f"kbls: {folder}: {exc}")
+            if str(folder) not in self._reopening:
+                self._safe(self.listener.show_message, logging.ERROR, f"kbls: {folder}: {exc}")
+            if isinstance(exc, (StoreFullError, StoreBusyError)):
+                # Nothing is wrong with the store: open it again once it can be written.
+                self._reopening.add(str(folder))
+                timer = threading.Timer(FULL_RETRY, self._reopen, (uri, folder))
+                timer.daemon = True
+                timer.start()
             return None
+        self._reopening.discard(str(folder))
         if engine.notice:
             self._safe(self.listener.show_message, logging.WARNING, f"kbls: {folder}: {engine.notice}")
         counts = engine.store.counts()
