@@ -28,6 +28,18 @@ SMALL = "3m"
 LARGE = "64m"
 
 
+def _fill(path: Path) -> None:
+    """Take every byte left on the file system of `path`."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT)
+    for size in (65536, 4096, 512, 1):
+        try:
+            while True:
+                os.write(fd, b"\0" * size)
+        except OSError:
+            pass
+    os.close(fd)
+
+
 @pytest.fixture
 def small_disk(tmp_path: Path):
     mount = tmp_path / "disk"
@@ -96,14 +108,7 @@ def test_a_healthy_store_on_a_full_disk_is_not_set_aside_as_damaged(tmp_path: Pa
     assert run_kbls(["index", "--root", str(root)], tmp_path).returncode == 0
     before = check_store(store, root, full_scan_done=True)
     subprocess.run(["mount", "-o", "remount,size=4m", str(disk)], check=True)
-    fd = os.open(disk / "filler", os.O_WRONLY | os.O_CREAT)  # take every byte that is left
-    for size in (65536, 4096, 512, 1):
-        try:
-            while True:
-                os.write(fd, b"\0" * size)
-        except OSError:
-            pass
-    os.close(fd)
+    _fill(disk / "filler")
     for args in (["search", "garden", "--root", str(root)], ["index", "--root", str(root)]):
         proc = run_kbls(args, tmp_path)
         assert_no_traceback(proc)
@@ -115,3 +120,26 @@ def test_a_healthy_store_on_a_full_disk_is_not_set_aside_as_damaged(tmp_path: Pa
     assert proc.returncode == 0, proc.stderr
     assert '"embedded": 0' in proc.stdout, "the index was rebuilt from scratch"
     assert check_store(store, root, full_scan_done=True).chunks == before.chunks
+
+
+def test_daemon_started_on_a_full_disk_serves_the_root_once_space_returns(tmp_path: Path, small_disk) -> None:
+    disk, grow = small_disk
+    grow()
+    root = tmp_path / "notes"
+    make_corpus(root, 30)
+    store = disk / "store"
+    write_config(root, store=str(store))
+    assert run_kbls(["index", "--root", str(root)], tmp_path).returncode == 0
+    subprocess.run(["mount", "-o", "remount,size=4m", str(disk)], check=True)
+    _fill(disk / "filler")
+    daemon = Daemon([root], tmp_path)
+    try:
+        daemon.wait_for(lambda: any("full" in m or "I/O" in m for m in daemon.shown()), 60, "a message about the disk")
+        assert not list(store.glob("*.damaged-*"))
+        (disk / "filler").unlink()
+        grow()
+        daemon.wait_for(lambda: daemon.status()["roots"] and daemon.status()["state"] == "ready", 60, "the root to open")
+        assert daemon.search("garden tomato")["hits"]
+        assert daemon.status()["embeddedSinceStart"] == 0
+    finally:
+        daemon.close()
