@@ -83,11 +83,13 @@ export class KbClient implements vscode.Disposable {
     this.command = located;
     this.log(`Starting: ${located.display} (found via ${located.source})`);
 
-    const serverOptions: ServerOptions = {
+    const run = {
       command: located.command,
       args: located.args,
       options: { cwd: folder?.uri.fsPath, env: { ...process.env } },
     };
+    // Debugging the extension (F5) also turns the server's log up.
+    const serverOptions: ServerOptions = { run, debug: { ...run, args: [...run.args, "--log-level", "debug"] } };
     const clientOptions: LanguageClientOptions = {
       documentSelector: [{ scheme: "file", language: "markdown" }],
       outputChannel: this.output,
