@@ -461,6 +461,12 @@ class Daemon:
         if engine.notice:
             self._safe(self.listener.show_message, logging.WARNING, f"kbls: {folder}: {engine.notice}")
         counts = engine.store.counts()
+        # Load the vectors now, on the worker: otherwise the user's first search pays for it
+        # (about a second at 50k chunks).
+        try:
+            engine.vectors.sync()
+        except Exception:  # the first search will try again; opening the root must not fail
+            log.exception("cannot load the vectors of %s", folder)
         root = Root(uri=uri, folder=folder, engine=engine, files=counts["files"], chunks=counts["chunks"])
         if self.watch:
             try:
