@@ -203,3 +203,43 @@ test("the bundled extension in a fake VS Code host, against the real server", { 
     }
   });
 });
+
+test("multi-root: one server indexes every folder and search merges them", { skip, timeout: 180000 }, async (t) => {
+  const a = makeWorkspace("kbls-ext-a-");
+  const b = makeWorkspace("kbls-ext-b-");
+  // Folder b keeps only the travel note, folder a everything but it.
+  fs.rmSync(path.join(a, "travel"), { recursive: true, force: true });
+  for (const d of ["rust", "baking", "dev"]) fs.rmSync(path.join(b, d), { recursive: true, force: true });
+  const host = createHost({ workspaceFolders: [a, b], settings: { "kbls.serverPath": KBLS, "kbls.search.debounceMs": 20 } });
+  const uninstall = installVscode(host);
+  const bundle = path.join(EXT_DIR, "dist", "extension.js");
+  delete require.cache[bundle];
+  const ext = require(bundle);
+  const context = { subscriptions: [] };
+  t.after(async () => {
+    await Promise.race([ext.deactivate(), new Promise((r) => setTimeout(r, 10000))]);
+    for (const d of context.subscriptions) {
+      try {
+        d.dispose();
+      } catch {}
+    }
+    uninstall();
+    fs.rmSync(a, { recursive: true, force: true });
+    fs.rmSync(b, { recursive: true, force: true });
+  });
+  await ext.activate(context);
+  const statusText = () => host.statusItems[0]?.text ?? "";
+  await waitFor(`"KB: ${NOTE_COUNT} notes" over both folders`, () => statusText().includes(`KB: ${NOTE_COUNT} notes`)).catch((e) => {
+    throw new Error(`${e.message}; status: ${statusText()}; output: ${host.output.join("").slice(-2000)}`);
+  });
+  const done = host.commands.get("kbls.search")("bamboo grove temples");
+  const qp = host.quickPicks.at(-1);
+  const items = await waitFor("results", () => (qp.items[0]?.hit ? qp.items : null));
+  assert.equal(items[0].hit.path, "travel/kyoto.md");
+  assert.equal(items[0].hit.root.replace(/\/$/, ""), pathToFileURL(b).href.replace(/\/$/, ""), "the hit comes from the second folder");
+  qp.hide();
+  await done;
+  await host.commands.get("kbls.showStatus")();
+  const text = host.openedEditors.at(-1).document.getText();
+  assert.match(text, /in 2 roots/);
+});
