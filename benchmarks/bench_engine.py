@@ -68,7 +68,24 @@ def machine() -> dict[str, str]:
                 break
     except OSError:
         pass
-    return {"nproc": str(os.cpu_count()), "cpu": cpu, "python": platform.python_version()}
+    load = f"{os.getloadavg()[0]:.1f}" if hasattr(os, "getloadavg") else "?"
+    try:
+        commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True,
+                                text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        commit = ""
+    return {"nproc": str(os.cpu_count()), "cpu": cpu, "python": platform.python_version(), "load": load,
+            "commit": commit}
+
+
+def where(m: dict) -> str:
+    """`2 × AMD EPYC, load 7.2`: the load average says how busy the machine was with other work."""
+    text = f"{m['nproc']} × {m['cpu']}"
+    if m.get("load"):
+        text += f", 1-min load average {m['load']} at the end"
+    if m.get("commit"):
+        text += f", commit {m['commit']}"
+    return text
 
 
 def load_results() -> dict:
@@ -229,7 +246,7 @@ def render(results: dict) -> str:
         out += ["", "### Retrieval quality (shared eval set)", "",
                 f"Rust by Example, {quality['files']} files, {quality['chunks']} chunks, "
                 f"{next(iter(quality['modes'].values()))['queries']} queries; relevance per file "
-                f"(hits grouped by file). {quality['date']}, {m['nproc']} × {m['cpu']}.", "",
+                f"(hits grouped by file). {quality['date']}, {where(m)}.", "",
                 "| mode | nDCG@10 | MRR@10 | Recall@10 |", "|---|---|---|---|"]
         for mode in MODES:
             s = quality["modes"].get(mode)
@@ -246,7 +263,7 @@ def render(results: dict) -> str:
                 f"same model object, batch size {tp['batch_size']}, threads "
                 f"{tp['threads'] or 'onnxruntime default'}; {tp['repeats']} interleaved repeats in one process, "
                 f"medians. Pipeline = a full index into a fresh store (scan, read, parse, chunk with exact "
-                f"token counts, embed, SQLite/FTS5/sqlite-vec writes). {tp['date']}, {m['nproc']} × {m['cpu']}.", "",
+                f"token counts, embed, SQLite/FTS5/sqlite-vec writes). {tp['date']}, {where(m)}.", "",
                 "| | chunks/s | seconds (median) | all repeats (s) |", "|---|---|---|---|",
                 f"| raw fastembed | {tp['raw_chunks_per_s']:.1f} | {statistics.median(tp['raw_seconds']):.2f} | "
                 f"{', '.join(f'{s:.2f}' for s in tp['raw_seconds'])} |",
@@ -260,7 +277,7 @@ def render(results: dict) -> str:
         out += ["", "### Unchanged re-index of rust-web-src", "",
                 f"Debian `rust-web-src` ({rw['markdown_files']} markdown files under `{rw['root'].split('/')[-1]}`; "
                 f"config `include: ['**/*.md']`): {rw['files']} files, {rw['chunks']} chunks in the store. "
-                f"{rw['date']}, {m['nproc']} × {m['cpu']}.", "",
+                f"{rw['date']}, {where(m)}.", "",
                 f"- unchanged re-index (walk + stat, nothing read or embedded): median "
                 f"**{rw['reindex_median']:.2f} s** of {len(rw['reindex_seconds'])} "
                 f"({', '.join(f'{s:.2f}' for s in rw['reindex_seconds'])})"]
