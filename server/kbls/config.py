@@ -107,9 +107,18 @@ def _snake(key: str) -> str:
     return "".join(out).replace("-", "_")
 
 
-def _normalise_keys(value: Any) -> Any:
+def _normalise_keys(value: Any, _seen: dict[int, Any] | None = None) -> Any:
+    # YAML aliases share one node: convert each mapping once, so a billion-laughs file stays
+    # linear and a mapping that contains itself does not recurse forever.
     if isinstance(value, dict):
-        return {_snake(str(k)): _normalise_keys(v) for k, v in value.items()}
+        seen = {} if _seen is None else _seen
+        if id(value) in seen:
+            return seen[id(value)]
+        out: dict[str, Any] = {}
+        seen[id(value)] = out
+        for k, v in value.items():
+            out[_snake(str(k))] = _normalise_keys(v, seen)
+        return out
     return value
 
 
