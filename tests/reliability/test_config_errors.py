@@ -118,3 +118,24 @@ def test_daemon_shows_bad_init_options_and_keeps_serving(tmp_path: Path) -> None
         assert daemon.search("who owns a value after it is moved")["hits"]
     finally:
         daemon.close()
+
+
+def _dict_bomb(levels: int = 9, width: int = 9, under: str = "search") -> str:
+    lines = ["l0: &l0 {" + ", ".join(f"k{j}: lol" for j in range(width)) + "}"]
+    lines += [f"l{i}: &l{i} {{" + ", ".join(f"k{j}: *l{i - 1}" for j in range(width)) + "}" for i in range(1, levels)]
+    return "\n".join(lines) + f"\n{under}: *l{levels - 1}\n"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [_dict_bomb(), _dict_bomb(under="model"), "search: &a {limit: 5, again: *a}\n", "include: &a [*a]\n"],
+    ids=["dict-bomb", "dict-bomb-in-model", "recursive-mapping", "recursive-list"],
+)
+def test_a_yaml_bomb_or_loop_in_the_config_is_an_error_at_once(tmp_path: Path, text: str) -> None:
+    import time
+
+    (tmp_path / ".kbls.yaml").write_text(text)
+    started = time.perf_counter()
+    with pytest.raises(ConfigError, match=str(tmp_path / ".kbls.yaml")):
+        load_config(tmp_path)
+    assert time.perf_counter() - started < 2
