@@ -19,12 +19,13 @@ const skip = kblsAvailable() ? false : `${KBLS} is missing (make venv)`;
 test("kb/* protocol against the real kbls serve", { skip, timeout: 240000 }, async (t) => {
   const ws = makeWorkspace("kbls-proto-");
   const uriOf = (rel) => pathToFileURL(path.join(ws, rel)).href;
-  const server = await startServer(ws);
-  const conn = sender(server.conn);
+  let server;
   t.after(async () => {
-    await server.close();
+    if (server) await server.close();
     fs.rmSync(ws, { recursive: true, force: true });
   });
+  server = await startServer(ws);
+  const conn = sender(server.conn);
 
   await t.test("initialize advertises hover, workspace symbols and save sync", () => {
     const caps = server.init.capabilities;
