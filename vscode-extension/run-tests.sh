@@ -178,6 +178,15 @@ fi
 if [ "$tool_ok" -eq 1 ] && [ "$vsix_ok" -eq 1 ] && [ -x "$KBLS_BIN" ]; then
   PATH="$NODE24_DIR/bin:$PATH" CODE_SERVER="$CODE_SERVER" VSIX="$EXT/kbls.vsix" CHROMIUM="$CHROMIUM" \
     suite e2e 1200 "$NODE24" e2e/e2e.test.mjs
+  # A test killed by its timeout cannot clean up: end the code-server process group it left.
+  if [ -f "$OUT/e2e/pgids" ]; then
+    while read -r pgid; do
+      [ -n "$pgid" ] && kill -TERM -- "-$pgid" 2>/dev/null && log "ended the code-server process group $pgid left by the e2e test"
+    done < "$OUT/e2e/pgids"
+    sleep 2
+    while read -r pgid; do [ -n "$pgid" ] && kill -KILL -- "-$pgid" 2>/dev/null; done < "$OUT/e2e/pgids"
+    rm -f "$OUT/e2e/pgids"
+  fi
 else
   failed=$((failed + 1)); failures+=("e2e")
   log "FAIL e2e: not run (toolchain ok=$tool_ok, vsix ok=$vsix_ok, kbls at $KBLS_BIN: $([ -x "$KBLS_BIN" ] && echo yes || echo no))"

@@ -108,10 +108,17 @@ test("KB commands in a real VS Code (code-server + Chromium)", { skip: skipReaso
     if (page) await screenshot("final").catch(() => {});
     if (browser) await browser.close().catch(() => {});
     if (codeServer && codeServer.exitCode === null) {
-      codeServer.kill("SIGTERM");
+      // code-server runs in its own process group with its extension host and kbls: end them all.
+      const group = (sig) => {
+        try {
+          process.kill(-codeServer.pid, sig);
+        } catch {}
+      };
+      group("SIGTERM");
       await Promise.race([new Promise((r) => codeServer.once("exit", r)), sleep(5000)]);
-      if (codeServer.exitCode === null) codeServer.kill("SIGKILL");
+      group("SIGKILL");
     }
+    fs.rmSync(path.join(OUT, "pgids"), { force: true });
     fs.writeFileSync(path.join(OUT, "code-server.log"), csLog);
     // The extension's output channel, written by VS Code under the user-data folder.
     try {
@@ -187,8 +194,10 @@ test("KB commands in a real VS Code (code-server + Chromium)", { skip: skipReaso
         "--ignore-last-opened",
         ws,
       ],
-      { env, stdio: ["ignore", "pipe", "pipe"] },
+      { env, stdio: ["ignore", "pipe", "pipe"], detached: true },
     );
+    // If this test is killed before its cleanup runs, run-tests.sh ends the group from here.
+    fs.writeFileSync(path.join(OUT, "pgids"), `${codeServer.pid}\n`);
     const collect = (d) => {
       csLog += d.toString();
     };
