@@ -60,25 +60,44 @@ def glob_to_regex(pattern: str) -> str:
     if not any(c in pattern for c in "*?["):
         folder = re.escape(pattern.rstrip("/"))
         return rf"^{folder}(/.*)?$"
-    out = []
+    tokens: list[tuple[str, str]] = []  # (kind, regex); kind: lit, star, deep or deepdir
     i = 0
     while i < len(pattern):
         ch = pattern[i]
         if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
+            tokens.append(("deepdir", "(?:.*/)?"))
             i += 3
             continue
         if pattern.startswith("**", i):
-            out.append(".*")
+            tokens.append(("deep", ".*"))
             i += 2
             continue
         if ch == "*":
-            out.append("[^/]*")
+            tokens.append(("star", "[^/]*"))
         elif ch == "?":
-            out.append("[^/]")
+            tokens.append(("lit", "[^/]"))
         else:
-            out.append(re.escape(ch))
+            tokens.append(("lit", re.escape(ch)))
         i += 1
+    out = []
+    j = 0
+    while j < len(tokens):
+        kind, rx = tokens[j]
+        k = j + 1
+        while k < len(tokens) and tokens[k][0] == "lit":
+            k += 1
+        if kind in ("star", "deep") and k > j + 1 and k < len(tokens) and tokens[k][0] == kind:
+            # "*SEG*" ("**SEG**"): take SEG at its first place, atomically (lookahead plus
+            # backreference, as fnmatch does), so a filter like `*?*?*?*?x` cannot make the
+            # regex try every split of a path (catastrophic backtracking hung the search
+            # thread). The first place is right because the next wildcard skips as far.
+            seg = "".join(rx for _, rx in tokens[j + 1 : k])
+            body = "[^/]" if kind == "star" else "."
+            out.append(f"(?=(?P<g{j}>{body}*?{seg}))(?P=g{j})")
+            j = k
+            continue
+        out.append(rx)
+        j += 1
     return "^" + "".join(out) + "$"
 
 
