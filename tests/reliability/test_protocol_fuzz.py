@@ -9,6 +9,7 @@ up, and a normal search must still work afterwards.
 from __future__ import annotations
 
 import concurrent.futures
+import time
 import shutil
 from pathlib import Path
 
@@ -117,3 +118,11 @@ def test_daemon_still_searches_after_the_fuzzing(daemon: Daemon) -> None:
     assert daemon.alive()
     hits = daemon.search("who owns a value after it is moved")["hits"]
     assert hits and hits[0]["path"].startswith("rust/")
+
+
+def test_a_backtracking_bomb_of_a_path_filter_is_answered_in_time(daemon: Daemon) -> None:
+    bomb = "**/" + "*?" * 14 + "x"
+    for params in ({"query": "value", "filters": {"paths": [bomb]}}, {"query": f"path:{bomb} value"}):
+        started = time.monotonic()
+        daemon.request("kb/search", params, timeout=ANSWER_TIMEOUT)
+        assert time.monotonic() - started < 5
