@@ -23,8 +23,10 @@ _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _RST_UNDERLINE = re.compile(r"^([=\-~^\"'`#*+:.<>_])\1{2,}[ \t]*$")
 _TAG = re.compile(r"(?<![\w#&/\]\[(])#([A-Za-z_\u00c0-\uffff][\w/\-\u00c0-\uffff]*)")
-_WIKI = re.compile(r"\[\[([^\]\|#\n]+)(?:#[^\]\|\n]*)?(?:\|[^\]\n]*)?\]\]")
-_MDLINK = re.compile(r"\[[^\]\n]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+# No `[` inside a link's parts: otherwise a line of `[[[[…` or `[](` repeated makes every
+# start scan to the end of the line (quadratic: a 60 KB line took 45 s).
+_WIKI = re.compile(r"\[\[([^\[\]\|#\n]+)(?:#[^\[\]\|\n]*)?(?:\|[^\[\]\n]*)?\]\]")
+_MDLINK = re.compile(r"\[[^\[\]\n]*\]\(\s*<?([^)\s>\[]+)>?(?:\s+\"[^\"\n]*\")?\s*\)")
 _SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
 
 
