@@ -4,8 +4,8 @@ The daemon must tell the user (`window/showMessage`), keep answering searches fr
 committed, and finish the index by itself once space returns. `kbls index` must say so in one
 line (no traceback) and leave a consistent store.
 
-The tmpfs is mounted with `mount -t tmpfs -o size=...` (the tests run as root in CI and in the
-sandbox); where mounting is not permitted the tests are skipped, as no honest stand-in gives
+The tmpfs is mounted with `mount -t tmpfs -o size=...`, as root or through passwordless
+`sudo -n` (GitHub runners); where mounting is not permitted the tests are skipped, as no honest stand-in gives
 ENOSPC (RLIMIT_FSIZE makes SQLite see EFBIG, an I/O error, not a full disk).
 """
 
@@ -42,23 +42,31 @@ def _fill(path: Path) -> None:
 
 @pytest.fixture
 def small_disk(tmp_path: Path):
+    """(mount point, grow): a SMALL tmpfs, as root or through passwordless sudo (CI runners)."""
     mount = tmp_path / "disk"
     mount.mkdir()
-    proc = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={SMALL}", "tmpfs", str(mount)], capture_output=True, text=True)
+    sudo: list[str] = [] if os.geteuid() == 0 else ["sudo", "-n"]
+    try:
+        proc = subprocess.run(
+            [*sudo, "mount", "-t", "tmpfs", "-o", f"size={SMALL},mode=1777", "tmpfs", str(mount)],
+            capture_output=True, text=True,
+        )
+    except FileNotFoundError as exc:  # no sudo (or no mount) on this machine
+        pytest.skip(f"cannot mount a tmpfs here: {exc}")
     if proc.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here: {proc.stderr.strip()}")
 
-    def grow() -> None:
-        subprocess.run(["mount", "-o", f"remount,size={LARGE}", str(mount)], check=True)
+    def resize(size: str) -> None:
+        subprocess.run([*sudo, "mount", "-o", f"remount,size={size}", str(mount)], check=True)
 
     try:
-        yield mount, grow
+        yield mount, lambda: resize(LARGE), resize
     finally:
-        subprocess.run(["umount", "-l", str(mount)], check=False)
+        subprocess.run([*sudo, "umount", "-l", str(mount)], check=False)
 
 
 def test_kbls_index_on_a_full_disk_says_so_and_resumes(tmp_path: Path, small_disk) -> None:
-    disk, grow = small_disk
+    disk, grow, resize = small_disk
     root = tmp_path / "notes"
     make_corpus(root, NOTES)
     store = disk / "store"
@@ -77,7 +85,7 @@ def test_kbls_index_on_a_full_disk_says_so_and_resumes(tmp_path: Path, small_dis
 
 
 def test_daemon_reports_a_full_disk_keeps_answering_and_resumes(tmp_path: Path, small_disk) -> None:
-    disk, grow = small_disk
+    disk, grow, resize = small_disk
     root = tmp_path / "notes"
     make_corpus(root, NOTES)
     store = disk / "store"
@@ -99,7 +107,7 @@ def test_daemon_reports_a_full_disk_keeps_answering_and_resumes(tmp_path: Path, 
 
 
 def test_a_healthy_store_on_a_full_disk_is_not_set_aside_as_damaged(tmp_path: Path, small_disk) -> None:
-    disk, grow = small_disk
+    disk, grow, resize = small_disk
     grow()
     root = tmp_path / "notes"
     make_corpus(root, 30)
@@ -107,7 +115,7 @@ def test_a_healthy_store_on_a_full_disk_is_not_set_aside_as_damaged(tmp_path: Pa
     write_config(root, store=str(store))
     assert run_kbls(["index", "--root", str(root)], tmp_path).returncode == 0
     before = check_store(store, root, full_scan_done=True)
-    subprocess.run(["mount", "-o", "remount,size=4m", str(disk)], check=True)
+    resize("4m")
     _fill(disk / "filler")
     for args in (["search", "garden", "--root", str(root)], ["index", "--root", str(root)]):
         proc = run_kbls(args, tmp_path)
@@ -123,14 +131,14 @@ def test_a_healthy_store_on_a_full_disk_is_not_set_aside_as_damaged(tmp_path: Pa
 
 
 def test_daemon_started_on_a_full_disk_serves_the_root_once_space_returns(tmp_path: Path, small_disk) -> None:
-    disk, grow = small_disk
+    disk, grow, resize = small_disk
     grow()
     root = tmp_path / "notes"
     make_corpus(root, 30)
     store = disk / "store"
     write_config(root, store=str(store))
     assert run_kbls(["index", "--root", str(root)], tmp_path).returncode == 0
-    subprocess.run(["mount", "-o", "remount,size=4m", str(disk)], check=True)
+    resize("4m")
     _fill(disk / "filler")
     daemon = Daemon([root], tmp_path)
     try:
