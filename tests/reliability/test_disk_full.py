@@ -5,8 +5,8 @@ committed, and finish the index by itself once space returns. `kbls index` must 
 line (no traceback) and leave a consistent store.
 
 The tmpfs is mounted with `mount -t tmpfs -o size=...`, as root or through passwordless
-`sudo -n` (GitHub runners); where mounting is not permitted the tests are skipped, as no honest stand-in gives
-ENOSPC (RLIMIT_FSIZE makes SQLite see EFBIG, an I/O error, not a full disk).
+`sudo -n` (GitHub runners); where mounting is not permitted the tests are skipped: RLIMIT_FSIZE
+would only make SQLite see EFBIG (an I/O error), not the ENOSPC of a full disk.
 """
 
 from __future__ import annotations
