@@ -123,10 +123,18 @@ async function startServer(workspace, { initializationOptions, timeoutMs = 60000
   return server;
 }
 
-/** Adapts a vscode-jsonrpc connection to the extension's RequestSender. */
-function sender(conn) {
+/** Adapts a vscode-jsonrpc connection to the extension's RequestSender; a request unanswered
+ * after `ms` fails with a message instead of hanging the test. */
+function sender(conn, ms = 30000) {
   return {
-    sendRequest: (method, params, token) => (token ? conn.sendRequest(method, params, token) : conn.sendRequest(method, params)),
+    sendRequest(method, params, token) {
+      const p = token ? conn.sendRequest(method, params, token) : conn.sendRequest(method, params);
+      let timer;
+      const timeout = new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`${method} got no answer in ${ms} ms`)), ms);
+      });
+      return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
+    },
   };
 }
 
