@@ -47,7 +47,6 @@ import numpy as np  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "server"))
-sys.path.insert(0, str(REPO / "tests"))
 
 log = logging.getLogger("bench_daemon")
 
@@ -374,10 +373,86 @@ def build_workspace(chunks: int) -> Path:
 
 
 # -- the daemon ------------------------------------------------------------------------------
-def start(root: Path, tmp: Path, name: str):
-    from e2e.harness import Session
+class RawClient:
+    """A minimal synchronous JSON-RPC client over the server's stdio: one thread, no event loop,
+    so the round trip measured is the server's (a threaded client adds its own hand-offs, which
+    cost milliseconds each on a busy two-core machine)."""
 
-    return Session([root], tmp, name=name)
+    def __init__(self, root: Path, log_file: Path) -> None:
+        import subprocess
+
+        env = dict(os.environ, XDG_CACHE_HOME=str(log_file.parent / "cache"))
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "kbls", "serve", "--log-file", str(log_file), "--log-level", "WARNING"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
+        )
+        self.pid = self.proc.pid
+        self._id = 0
+        self.request("initialize", {
+            "processId": os.getpid(), "rootUri": root.as_uri(), "capabilities": {},
+            "workspaceFolders": [{"uri": root.as_uri(), "name": root.name}],
+        })
+        self.notify("initialized", {})
+
+    def _send(self, message: dict) -> None:
+        body = json.dumps(message).encode()
+        self.proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        self.proc.stdin.flush()
+
+    def _read(self) -> dict:
+        length = 0
+        while True:
+            line = self.proc.stdout.readline()
+            if not line:
+                raise RuntimeError("the server closed its output")
+            if line.lower().startswith(b"content-length:"):
+                length = int(line.split(b":")[1])
+            elif line in (b"\r\n", b"\n"):
+                break
+        return json.loads(self.proc.stdout.read(length))
+
+    def notify(self, method: str, params: Any) -> None:
+        self._send({"jsonrpc": "2.0", "method": method, "params": params})
+
+    def request(self, method: str, params: Any) -> Any:
+        self._id += 1
+        wanted = self._id
+        self._send({"jsonrpc": "2.0", "id": wanted, "method": method, "params": params})
+        while True:
+            message = self._read()
+            if "method" in message and "id" in message:  # a request of the server's: say yes
+                self._send({"jsonrpc": "2.0", "id": message["id"], "result": None})
+            elif message.get("id") == wanted:
+                if "error" in message:
+                    raise RuntimeError(message["error"])
+                return message["result"]
+
+    def search(self, query: str, **extra: Any) -> dict:
+        return self.request("kb/search", {"query": query, **extra})
+
+    def wait_ready(self, timeout: float = 600) -> dict:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            status = self.request("kb/status", {})
+            if status["state"] == "ready" and status["queue"] == 0 and status["roots"]:
+                return status
+            time.sleep(0.1)
+        raise RuntimeError("the daemon did not become ready")
+
+    def save(self, path: Path) -> None:
+        self.notify("textDocument/didSave", {"textDocument": {"uri": path.as_uri()}})
+
+    def close(self) -> None:
+        try:
+            self.request("shutdown", None)
+            self.notify("exit", None)
+            self.proc.wait(10)
+        except Exception:
+            self.proc.kill()
+
+
+def start(root: Path, tmp: Path, name: str) -> RawClient:
+    return RawClient(root, tmp / f"{name}.log")
 
 
 def rss_peak_mb(pid: int) -> float:
@@ -397,7 +472,7 @@ def phase_search(rounds: int) -> dict:
         try:
             status = session.wait_ready(timeout=600)
             ready_s = time.perf_counter() - started
-            figures: dict[str, Any] = {"chunks": status.roots[0].chunks, "files": status.roots[0].files,
+            figures: dict[str, Any] = {"chunks": status["roots"][0]["chunks"], "files": status["roots"][0]["files"],
                                        "ready_s": round(ready_s, 2)}
             for mode in ("hybrid", "semantic", "lexical"):
                 for q in QUERIES:  # warm-up
@@ -408,13 +483,13 @@ def phase_search(rounds: int) -> dict:
                     t0 = time.perf_counter()
                     result = session.search(q, mode=mode)
                     times.append((time.perf_counter() - t0) * 1000)
-                    server.append(result.took_ms)
+                    server.append(result["tookMs"])
                 figures[mode] = {
                     "p50_ms": round(pct(times, 50), 2), "p99_ms": round(pct(times, 99), 2),
                     "server_p50_ms": round(pct(server, 50), 2),
                 }
                 log.info("search %d %s: %s", size, mode, figures[mode])
-            figures["rss_mb"] = round(rss_peak_mb(session.client._server.pid), 1)
+            figures["rss_mb"] = round(rss_peak_mb(session.pid), 1)
             out["sizes"][str(size)] = figures
         finally:
             session.close()
@@ -439,8 +514,8 @@ def phase_save(edits: int) -> dict:
             t0 = time.perf_counter()
             session.save(note)
             while True:
-                hits = session.search(words, limit=3).hits
-                if any(h.path == rel and h.signals.lexical for h in hits):
+                hits = session.search(words, limit=3)["hits"]
+                if any(h["path"] == rel and h["signals"]["lexical"] for h in hits):
                     break
                 if time.perf_counter() - t0 > 30:
                     raise RuntimeError("the edit was not found within 30 s")
@@ -469,8 +544,8 @@ def phase_rss() -> dict:
     try:
         status = session.wait_ready(timeout=1800)
         seconds = time.perf_counter() - started
-        indexing = {"chunks": status.roots[0].chunks, "files": status.roots[0].files,
-                    "seconds": round(seconds, 1), "peak_rss_mb": round(rss_peak_mb(session.client._server.pid), 1)}
+        indexing = {"chunks": status["roots"][0]["chunks"], "files": status["roots"][0]["files"],
+                    "seconds": round(seconds, 1), "peak_rss_mb": round(rss_peak_mb(session.pid), 1)}
     finally:
         session.close()
     log.info("rss while indexing: %s", indexing)
@@ -548,6 +623,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--doc-only", action="store_true", help="rewrite the doc from the saved results")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stderr)
+    logging.getLogger("pygls").setLevel(logging.WARNING)
     if not args.doc_only:
         for phase in args.phase or ["vectors", "search", "save", "rss"]:
             log.info("phase %s", phase)

@@ -26,10 +26,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+import msgspec
 from pygls.uris import from_fs_path
 
 from kbls import __version__, protocol
-from kbls.config import CONFIG_FILE, Config, load_config
+from kbls.config import CONFIG_FILE, Config, ModelConfig, load_config
 from kbls.embed import Embedder
 from kbls.engine import Engine
 from kbls.errors import ConfigError, KblsError, ModelError, OutsideRootError, StoreBusyError, StoreFullError
@@ -42,6 +43,8 @@ log = logging.getLogger(__name__)
 BUSY_RETRY = 0.5
 #: seconds before indexing is tried again after the store's disk was full.
 FULL_RETRY = 5.0
+#: texts per embedding call in the daemon, unless configured (see `_daemon_defaults`).
+DAEMON_BATCH_SIZE = 8
 #: at most this many progress reports and status notifications per second.
 REPORTS_PER_SECOND = 8
 
@@ -106,6 +109,19 @@ class _Job:
         self.force |= other.force
         self.files |= other.files
         self.progress |= other.progress
+
+
+def _daemon_defaults(config: Config) -> Config:
+    """The daemon embeds DAEMON_BATCH_SIZE texts per model call unless the user chose a size.
+
+    onnxruntime's peak memory grows with the batch: indexing Rust by Example peaked at 1.8 GB of
+    RSS with 32 texts per call and ~0.4 GB with 8, for about 30 % less throughput. A daemon
+    living next to an editor should stay small; `kbls index` keeps the faster default.
+    """
+    if config.model.batch_size != ModelConfig().batch_size:
+        return config  # set in .kbls.yaml or initializationOptions: respected
+    model = msgspec.structs.replace(config.model, batch_size=DAEMON_BATCH_SIZE)
+    return msgspec.structs.replace(config, model=model)
 
 
 def _config_stamp(folder: Path) -> tuple[int, int] | None:
@@ -490,6 +506,9 @@ class Daemon:
 
     def _config(self, folder: Path) -> Config:
         """The root's config with the editor's overrides; on a bad value, say so and fall back."""
+        return _daemon_defaults(self._load_config(folder))
+
+    def _load_config(self, folder: Path) -> Config:
         try:
             return load_config(folder, self.overrides)[0]
         except ConfigError as exc:
