@@ -167,14 +167,26 @@ def test_yaml_bomb_frontmatter_is_not_expanded() -> None:
         assert note.title == "Bomb" and len(note.tags) <= 10
 
 
+#: runs argv[1:] and prints its peak RSS. The measured process is forked from this small
+#: interpreter, not from pytest: a child's ru_maxrss counts the pages it shared with its parent
+#: before exec, so a child of a big pytest process reads as big as pytest.
+_PEAK_RSS = (
+    "import os, resource, subprocess, sys; rc = subprocess.call(sys.argv[1:]); "
+    "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=open(os.environ['PEAK_FILE'], 'w')); "
+    "sys.exit(rc)"
+)
+
+
 def _rusage_run(args: list[str], tmp_path: Path) -> tuple[int, float, int]:
     """(exit status, seconds, peak RSS in KiB) of one child run."""
+    marker = tmp_path / "peak"
     with open(tmp_path / "child.out", "wb") as out:
         started = time.perf_counter()
-        proc = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, env=child_env(tmp_path))
-        _, status, usage = os.wait4(proc.pid, 0)
-        proc.returncode = os.waitstatus_to_exitcode(status)
-    return proc.returncode, time.perf_counter() - started, usage.ru_maxrss
+        rc = subprocess.call(
+            [sys.executable, "-c", _PEAK_RSS, *args], stdout=out, stderr=subprocess.STDOUT,
+            env=child_env(tmp_path, PEAK_FILE=str(marker)),
+        )
+    return rc, time.perf_counter() - started, int(marker.read_text())
 
 
 @pytest.mark.slow
