@@ -53,22 +53,30 @@ async function startServer(workspace, { initializationOptions, timeoutMs = 60000
       }),
     ]);
 
-  const init = await withTimeout(
-    conn.sendRequest("initialize", {
-      processId: process.pid,
-      clientInfo: { name: "kbls-vscode-protocol-tests" },
-      rootUri,
-      workspaceFolders: [{ uri: rootUri, name: "ws" }],
-      capabilities: {
-        window: { workDoneProgress: true },
-        workspace: { workspaceFolders: true, symbol: {} },
-        textDocument: { hover: { contentFormat: ["markdown", "plaintext"] }, synchronization: { didSave: true } },
-      },
-      initializationOptions,
-    }),
-    timeoutMs,
-    "initialize",
-  );
+  let init;
+  try {
+    init = await withTimeout(
+      conn.sendRequest("initialize", {
+        processId: process.pid,
+        clientInfo: { name: "kbls-vscode-protocol-tests" },
+        rootUri,
+        workspaceFolders: [{ uri: rootUri, name: "ws" }],
+        capabilities: {
+          window: { workDoneProgress: true },
+          workspace: { workspaceFolders: true, symbol: {} },
+          textDocument: { hover: { contentFormat: ["markdown", "plaintext"] }, synchronization: { didSave: true } },
+        },
+        initializationOptions,
+      }),
+      timeoutMs,
+      "initialize",
+    );
+  } catch (err) {
+    // No server object for the caller to close: do not leave the process behind.
+    proc.kill("SIGKILL");
+    conn.dispose();
+    throw err;
+  }
   conn.sendNotification("initialized", {});
 
   const server = {

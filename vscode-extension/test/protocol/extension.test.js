@@ -11,6 +11,20 @@ const { makeWorkspace, lineOf, NOTES } = require("../helpers/workspace.js");
 const { KBLS, EXT_DIR, kblsAvailable } = require("../helpers/repo.js");
 
 const NOTE_COUNT = Object.keys(NOTES).length;
+
+// Every server the extension starts, so a test can end the ones still running (a hung server
+// would otherwise keep this process alive after the test failed).
+const childProcess = require("node:child_process");
+const spawned = [];
+const originalSpawn = childProcess.spawn;
+childProcess.spawn = function (...args) {
+  const proc = originalSpawn.apply(this, args);
+  spawned.push(proc);
+  return proc;
+};
+function killSpawned() {
+  for (const p of spawned.splice(0)) if (p.exitCode === null && p.signalCode === null) p.kill("SIGKILL");
+}
 const skip = kblsAvailable() ? false : `${KBLS} is missing (make venv)`;
 
 function waitFor(what, fn, ms = 60000, every = 100) {
@@ -53,6 +67,7 @@ test("the bundled extension in a fake VS Code host, against the real server", { 
       } catch {}
     }
     uninstall();
+    killSpawned();
     fs.rmSync(ws, { recursive: true, force: true });
   });
   const failWith = (e) => {
@@ -229,6 +244,7 @@ test("multi-root: one server indexes every folder and search merges them", { ski
       } catch {}
     }
     uninstall();
+    killSpawned();
     fs.rmSync(a, { recursive: true, force: true });
     fs.rmSync(b, { recursive: true, force: true });
   });
