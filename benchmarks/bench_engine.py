@@ -283,7 +283,8 @@ def render(results: dict) -> str:
                 f"({', '.join(f'{s:.2f}' for s in rw['reindex_seconds'])})"]
         if first.get("seconds"):
             out.append(f"- first full index: {first['seconds'] / 60:.1f} min, {first['embedded']} chunks embedded "
-                       f"({first['embedded'] / first['seconds']:.1f} chunks/s), {first['skipped']} files skipped")
+                       f"({first['embedded'] / first['seconds']:.1f} chunks/s), {first['skipped']} files skipped"
+                       + (f"; {first['note']}" if first.get("note") else ""))
     out += ["", END]
     return "\n".join(out)
 
