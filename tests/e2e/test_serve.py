@@ -133,3 +133,55 @@ def test_log_messages_reach_the_client(shared: Session) -> None:
     messages = [p for m, p in shared.notifications if m == "window/logMessage"]
     assert any("chunks embedded" in m for m in messages)
     assert plain(None) is None
+
+
+def test_tcp_transport_answers(module_workspace: Path, tmp_path: Path) -> None:
+    import asyncio
+    import os
+    import socket
+    import subprocess
+    import sys
+
+    from pygls.lsp.client import LanguageClient
+
+    with socket.socket() as probe:  # a free loopback port
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "cache"))
+    server = subprocess.Popen(
+        [sys.executable, "-m", "kbls", "serve", "--tcp", f"127.0.0.1:{port}", "--log-file", str(tmp_path / "tcp.log")],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+
+    async def talk() -> dict:
+        client = LanguageClient("kbls-e2e-tcp", "0")
+        for _ in range(100):  # the server needs a moment to listen
+            try:
+                await client.start_tcp("127.0.0.1", port)
+                break
+            except OSError:
+                await asyncio.sleep(0.1)
+        await client.initialize_async(
+            types.InitializeParams(
+                capabilities=types.ClientCapabilities(),
+                workspace_folders=[types.WorkspaceFolder(uri=module_workspace.as_uri(), name="notes")],
+            )
+        )
+        client.initialized(types.InitializedParams())
+        for _ in range(300):  # roots open on the daemon's worker, right after initialized
+            status = await asyncio.wait_for(client.protocol.send_request_async("kb/status", {}), 30)
+            if status.roots:
+                break
+            await asyncio.sleep(0.05)
+        await client.shutdown_async(None)
+        client.exit(None)
+        return status
+
+    try:
+        status = asyncio.run(asyncio.wait_for(talk(), 60))
+        assert status.version and status.roots[0].uri == module_workspace.as_uri()
+    finally:
+        try:
+            server.wait(10)
+        except subprocess.TimeoutExpired:
+            server.kill()
