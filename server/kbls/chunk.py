@@ -146,7 +146,7 @@ class Chunker:
             groups = self._pack(self._pieces(section, room), room)
             for group in groups:
                 drafts.append((crumb, group, len(groups) == 1))
-        return self._finish(self._merge_tiny(drafts))
+        return self._finish(self._merge_tiny(drafts), embed_title=not note.title_from_name)
 
     def _merge_tiny(self, drafts: list[tuple[list[str], list[_Piece], bool]]) -> list[tuple[list[str], list[_Piece]]]:
         """Merge a tiny section's lone chunk into the next section's first chunk when it fits."""
@@ -170,20 +170,22 @@ class Chunker:
             merged.append((crumb, group, whole))
         return [(crumb, group) for crumb, group, _ in merged]
 
-    def _finish(self, drafts: list[tuple[list[str], list[_Piece]]]) -> list[Chunk]:
+    def _finish(self, drafts: list[tuple[list[str], list[_Piece]]], embed_title: bool = True) -> list[Chunk]:
+        """Assemble chunks. With `embed_title` False (a title taken from the file name), the title
+        stays out of the embedded text, so renaming the file re-embeds nothing."""
         chunks: list[Chunk] = []
         texts = []
         for crumb, group in drafts:
-            breadcrumb = BREADCRUMB_SEP.join(crumb)
+            embedded_crumb = BREADCRUMB_SEP.join(crumb if embed_title else crumb[1:])
             body = "\n".join(p.text for p in group)
-            texts.append(embedded_text(breadcrumb, body))
+            texts.append(embedded_text(embedded_crumb, body) if embedded_crumb else body)
         counts = self.counter.count_tokens([self.counter.passage_prefix + t for t in texts]) if texts else []
         limit = min(self.config.max_tokens, self.counter.max_tokens)
         for (crumb, group), text, tokens in zip(drafts, texts, counts):
             if tokens > limit and len(group) > 1:
                 # Token counts are not exactly additive; split the rare overshoot in two.
                 half = len(group) // 2
-                chunks.extend(self._finish([(crumb, group[:half]), (crumb, group[half:])]))
+                chunks.extend(self._finish([(crumb, group[:half]), (crumb, group[half:])], embed_title))
                 continue
             breadcrumb = BREADCRUMB_SEP.join(crumb)
             body = "\n".join(p.text for p in group)

@@ -59,6 +59,8 @@ class ParsedNote:
     links: list[tuple[str, str]] = field(default_factory=list)
     sections: list[Section] = field(default_factory=list)
     warning: str | None = None
+    #: the title is the file name (no frontmatter title, H1 or first line): not note content.
+    title_from_name: bool = False
 
 
 def kind_of(path: str) -> str:
@@ -249,8 +251,9 @@ def parse_note(rel_path: str, text: str) -> ParsedNote:
             title = first_line  # a plain-text note's first short line reads as its title
     if not title:
         title = stem
+    title_from_name = title == stem
 
-    note = ParsedNote(title=title[:300], kind=kind, warning=warning)
+    note = ParsedNote(title=title[:300], kind=kind, warning=warning, title_from_name=title_from_name)
     note_type = meta.get("type")
     note.note_type = str(note_type).strip() if isinstance(note_type, (str, int)) else None
     tags = _as_str_list(meta.get("tags") if "tags" in meta else meta.get("tag"))

@@ -406,11 +406,6 @@ def test_a_note_turning_binary_keeps_its_last_good_chunks(good_notes, make_engin
     assert engine.search("single owner of a value", limit=1).hits[0].path == "rust/ownership.md"
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "a note without a frontmatter title or H1 takes its title from the file name, and the title "
-    "is part of every chunk's embedded text (breadcrumb), so renaming such a note re-embeds it; "
-    "issue 2 says a renamed file embeds nothing. Left to the lead: a design choice, not a slip."
-))
 def test_a_renamed_note_without_a_title_embeds_nothing(root, note, make_engine, count_embedded):
     path = note("idea.md", "A note with no heading and no frontmatter, only this paragraph of text.\n")
     engine = make_engine(root)
