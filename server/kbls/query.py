@@ -61,6 +61,8 @@ def fts_match(text: str, drop: Collection[str] = ()) -> str:
     if not terms:
         return ""
     parts = [f'"{t}"' for t in terms]
-    if len(terms[-1]) >= 3 and terms[-1] == every[-1] and not text.rstrip()[-1:].isspace():
+    # The query text arrives whitespace-normalised, so whether the user is still typing the
+    # last word cannot be known: it is always matched as a prefix too (exact matches rank higher).
+    if len(terms[-1]) >= 3 and terms[-1] == every[-1]:
         parts[-1] = f'("{terms[-1]}" OR "{terms[-1]}"*)'
     return " OR ".join(parts)
