@@ -93,6 +93,8 @@ class KblsServer(LanguageServer):
     def setup(self, params: types.InitializeParams) -> None:
         self.loop = asyncio.get_running_loop()
         options = params.initialization_options
+        if options == []:  # Neovim encodes an empty Lua table as an array: no options
+            options = None
         if options is not None and not isinstance(options, dict):
             self.show_message(logging.WARNING, "kbls: initializationOptions must be an object; ignoring them")
             options = None

@@ -78,3 +78,15 @@ def test_initialization_options_override_config(workspace: Path, tmp_path: Path)
         assert all(hit.signals.semantic is None for hit in result.hits)
     finally:
         session.close()
+
+
+def test_empty_array_initialization_options_are_no_options(workspace: Path, tmp_path: Path) -> None:
+    """Neovim sends an empty Lua table as `[]`: that means "no options", not a user error."""
+    session = Session([workspace], tmp_path, init_options=[])
+    try:
+        session.wait_ready()
+        shown = [p for m, p in session.notifications if m == "window/showMessage"]
+        assert not any("initializationOptions" in str(message) for message in shown), shown
+        assert session.paths_found("sourdough starter", limit=1) == ["cooking/sourdough.md"]
+    finally:
+        session.close()
