@@ -29,7 +29,7 @@ from kbls.errors import CorruptStoreError, ModelMismatchError, StoreBusyError, S
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 STORE_FILE = "kbls.sqlite3"
 LOCK_FILE = "writer.lock"
 BUSY_MESSAGE = (
@@ -137,7 +137,6 @@ SCHEMA = dedent(
         error TEXT,
         indexed_at REAL NOT NULL DEFAULT 0
     );
-    CREATE INDEX IF NOT EXISTS files_stem ON files(stem);
     CREATE INDEX IF NOT EXISTS files_title ON files(lower(title));
     CREATE TABLE IF NOT EXISTS embeddings (
         id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -176,6 +175,23 @@ SCHEMA = dedent(
     """
 )
 
+
+def file_stem(path: str) -> str:
+    """Lowercased file name without extension: what a `[[wiki link]]` names."""
+    return path.rsplit("/", 1)[-1].rsplit(".", 1)[0].lower()
+
+
+def _migrate_1_to_2(c: Any) -> None:
+    """v2 added `files.stem`, so `[[wiki]]` links resolve through an index."""
+    c.execute("ALTER TABLE files ADD COLUMN stem TEXT NOT NULL DEFAULT ''")
+    rows = c.execute("SELECT id, path FROM files").fetchall()
+    c.executemany("UPDATE files SET stem = ? WHERE id = ?", [(file_stem(path), fid) for fid, path in rows])
+
+
+#: from-version -> step to the next version; each runs in the transaction that records it.
+MIGRATIONS = {1: _migrate_1_to_2}
+#: indexes on columns that migrations add: created once the migrations ran.
+POST_MIGRATION_SQL = ("CREATE INDEX IF NOT EXISTS files_stem ON files(stem)",)
 
 @dataclass(frozen=True)
 class FileRow:
@@ -404,6 +420,16 @@ class Store:
                         ],
                     )
                     meta = dict(c.execute("SELECT key, value FROM meta").fetchall())
+                version = int(meta["schema_version"]) if str(meta.get("schema_version", "")).isdigit() else -1
+                while version in MIGRATIONS and version < SCHEMA_VERSION:
+                    MIGRATIONS[version](c)
+                    version += 1
+                    c.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(version),))
+                    log.info("store %s migrated to schema version %s", self.path, version)
+                    meta["schema_version"] = str(version)
+                if meta.get("schema_version") == str(SCHEMA_VERSION):
+                    for statement in POST_MIGRATION_SQL:
+                        c.execute(statement)
         except SQLITE.DatabaseError as exc:
             if _cannot_write(exc):
                 raise StoreFullError(f"cannot write the store {self.path}: {exc}") from None
@@ -652,7 +678,7 @@ class Store:
             row = c.execute("SELECT id FROM files WHERE path = ?", (note.path,)).fetchone()
             values = dict(
                 path=note.path, hash=note.hash, size=note.size, mtime_ns=note.mtime_ns, title=note.title,
-                stem=note.path.rsplit("/", 1)[-1].rsplit(".", 1)[0].lower(),
+                stem=file_stem(note.path),
                 kind=note.kind, note_type=note.note_type, aliases=json.dumps(note.aliases),
                 error=note.warning, indexed_at=time.time(),
             )

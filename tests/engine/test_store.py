@@ -124,3 +124,30 @@ def test_a_reader_never_sees_half_a_file_update(tmp_path):
     store.close()
     assert seen == [2, 0]
 
+
+
+def test_a_version_1_store_is_migrated_in_place_and_re_embeds_nothing(root, note, make_engine, tmp_path):
+    """Schema v2 added files.stem; a v1 store keeps its vectors and gains the column."""
+    from kbls.store import SQLITE, STORE_FILE
+
+    note("alpha.md", "# Alpha\n\nSee [[beta]] for the other half.\n")
+    note("beta.md", "# Beta\n\nThe other half of the story.\n")
+    store_dir = tmp_path / "v1"
+    engine = make_engine(root, store_dir=store_dir)
+    engine.index()
+    engine.close()
+    conn = SQLITE.connect(str(store_dir / STORE_FILE))
+    conn.execute("DROP INDEX files_stem")
+    conn.execute("ALTER TABLE files DROP COLUMN stem")
+    conn.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
+    conn.commit()
+    conn.close()
+
+    migrated = make_engine(root, store_dir=store_dir)
+    assert migrated.notice is None  # migrated, not set aside
+    meta = dict(migrated.store.conn.execute("SELECT key, value FROM meta"))
+    assert meta["schema_version"] == str(SCHEMA_VERSION)
+    assert migrated.index().embedded == 0
+    related = migrated.related(root / "alpha.md")
+    assert [h.path for h in related] == ["beta.md"]
+    assert any("linked from here" in r for r in related[0].reasons)
