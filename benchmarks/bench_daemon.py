@@ -31,7 +31,6 @@ import logging
 import os
 import platform
 import random
-import re
 import shutil
 import statistics
 import sys
@@ -47,10 +46,12 @@ import numpy as np  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "server"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from doc_section import replace_section  # noqa: E402
 
 log = logging.getLogger("bench_daemon")
 
-EVAL_TGZ = Path(os.environ.get("KBLS_EVAL_DIR", "/work/shared/eval")) / "rust-by-example-src.tgz"
+EVAL_TGZ = Path(os.environ.get("KBLS_EVAL_DIR", REPO.parent / "shared" / "eval")) / "rust-by-example-src.tgz"
 CACHE = REPO / "benchmarks" / ".cache" / "daemon"
 RESULTS = REPO / "benchmarks" / ".cache" / "daemon-results.json"
 DOC = REPO / "docs" / "benchmarks.md"
@@ -614,15 +615,7 @@ def render(results: dict) -> str:
 
 
 def write_doc(results: dict) -> None:
-    section = render(results)
-    text = DOC.read_text() if DOC.exists() else "# Benchmarks\n"
-    pattern = re.compile(re.escape(START) + r".*?" + re.escape(END), re.S)
-    if pattern.search(text):
-        text = pattern.sub(lambda _: section, text)
-    else:
-        text = text.rstrip("\n") + "\n\n" + section + "\n"
-    DOC.parent.mkdir(parents=True, exist_ok=True)
-    DOC.write_text(text)
+    replace_section(DOC, START, END, render(results))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -29,7 +29,6 @@ import json
 import logging
 import os
 import platform
-import re
 import statistics
 import subprocess
 import sys
@@ -40,6 +39,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "server"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from doc_section import replace_section  # noqa: E402
 
 from kbls.config import Config, ModelConfig  # noqa: E402
 from kbls.embed import Embedder  # noqa: E402
@@ -50,7 +51,7 @@ from kbls.store import STORE_FILE, Store  # noqa: E402
 
 log = logging.getLogger("bench_engine")
 
-EVAL_DIR = Path(os.environ.get("KBLS_EVAL_DIR", "/work/shared/eval"))
+EVAL_DIR = Path(os.environ.get("KBLS_EVAL_DIR", REPO.parent / "shared" / "eval"))
 CACHE = REPO / "benchmarks" / ".cache"
 RESULTS = CACHE / "engine-results.json"
 DOC = REPO / "docs" / "benchmarks.md"
@@ -321,15 +322,7 @@ def render(results: dict) -> str:
 
 
 def write_doc(results: dict) -> None:
-    section = render(results)
-    text = DOC.read_text() if DOC.exists() else "# Benchmarks\n"
-    pattern = re.compile(re.escape(START) + r".*?" + re.escape(END), re.S)
-    if pattern.search(text):
-        text = pattern.sub(lambda _: section, text)
-    else:
-        text = text.rstrip("\n") + "\n\n" + section + "\n"
-    DOC.parent.mkdir(parents=True, exist_ok=True)
-    DOC.write_text(text)
+    replace_section(DOC, START, END, render(results))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -23,7 +23,6 @@ import concurrent.futures
 import datetime as dt
 import os
 import platform
-import re
 import statistics
 import sys
 import tempfile
@@ -33,6 +32,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from doc_section import replace_section  # noqa: E402
 
 from tests.reliability.helpers import make_corpus, note_text, write_config  # noqa: E402
 from tests.reliability.lsp_client import Daemon  # noqa: E402
@@ -165,12 +166,7 @@ def format_section(figures: dict) -> str:
 
 
 def write_doc(section: str) -> None:
-    text = DOC.read_text(encoding="utf-8") if DOC.exists() else "# Benchmarks\n"
-    if START in text and END in text:
-        text = re.sub(re.escape(START) + r".*?" + re.escape(END), lambda _: section, text, flags=re.S)
-    else:
-        text = text.rstrip("\n") + "\n\n" + section + "\n"
-    DOC.write_text(text, encoding="utf-8")
+    replace_section(DOC, START, END, section)
 
 
 def main() -> int:

@@ -12,7 +12,7 @@ import pytest
 from kbls.engine import Engine
 from kbls.evaluate import evaluate, read_queries, score_ranking
 
-EVAL_DIR = Path(os.environ.get("KBLS_EVAL_DIR", "/work/shared/eval"))
+EVAL_DIR = Path(os.environ.get("KBLS_EVAL_DIR", Path(__file__).resolve().parents[3] / "shared" / "eval"))
 
 
 def test_a_perfect_ranking_scores_one():
