@@ -179,6 +179,10 @@ class RootWatcher:
             self._config_changed = True  # handled once the burst of events is over
             self.debouncer.add(set(), rescan=True)
             return
+        if any(r == ".gitignore" or r.endswith("/.gitignore") for r in rels):
+            # What is ignored changed: only a full scan adds or drops the files concerned.
+            self.debouncer.add(set(), rescan=True)
+            return
         wanted = {r for r in rels if self.wanted(r)}
         if wanted:
             log.debug("%s: %s", event.event_type, ", ".join(sorted(wanted)))

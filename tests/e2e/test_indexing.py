@@ -126,3 +126,24 @@ def test_changed_config_is_applied_without_a_restart(shared: Session, module_wor
         lambda: "cooking/sourdough.md" in shared.paths_found("flour water starter", mode="lexical"),
         timeout=WATCH_TIMEOUT, what="cooking/ to come back",
     )
+
+
+def test_gitignore_edit_drops_and_restores_the_files_it_names(shared: Session, module_workspace: Path) -> None:
+    """A .gitignore change is a rescan: newly ignored notes leave the index, and come back."""
+    gitignore = module_workspace / ".gitignore"
+    _write(module_workspace / "garden" / "compost.md", "# Compost\n\nTurn the heap of wormcast and leaf mould monthly.\n")
+    query = "wormcast leaf mould heap"
+    shared.wait_for(lambda: "garden/compost.md" in shared.paths_found(query, mode="lexical"),
+                    timeout=WATCH_TIMEOUT, what="the new note to be found")
+    gitignore.write_text("compost.md\n", encoding="utf-8")
+    try:
+        shared.wait_for(
+            lambda: "garden/compost.md" not in shared.paths_found(query, mode="lexical"),
+            timeout=WATCH_TIMEOUT, what="the ignored note to leave the results",
+        )
+    finally:
+        gitignore.unlink()
+    shared.wait_for(
+        lambda: "garden/compost.md" in shared.paths_found(query, mode="lexical"),
+        timeout=WATCH_TIMEOUT, what="the note to come back once .gitignore is gone",
+    )
