@@ -55,7 +55,8 @@ SQLITE, SQLITE_MODULE_NAME = _sqlite_module()
 
 
 def glob_to_regex(pattern: str) -> str:
-    """Glob with `**` (any folders), `*`, `?`; a plain folder name matches what is under it."""
+    """Glob with `**` (any folders), `*`, `?`; a plain folder name matches what is under it, and
+    a pattern without `/` matches file names at any depth."""
     pattern = pattern.strip().lstrip("./") if pattern.startswith("./") else pattern.strip().lstrip("/")
     if not any(c in pattern for c in "*?["):
         folder = re.escape(pattern.rstrip("/"))
@@ -98,7 +99,9 @@ def glob_to_regex(pattern: str) -> str:
             continue
         out.append(rx)
         j += 1
-    return "^" + "".join(out) + "$"
+    # As in .gitignore: a pattern without a slash (`*.md`) matches a file name at any depth.
+    anywhere = "(?:.*/)?" if "/" not in pattern else ""
+    return "^" + anywhere + "".join(out) + "$"
 
 
 @lru_cache(maxsize=256)

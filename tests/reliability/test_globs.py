@@ -18,7 +18,10 @@ from kbls.store import glob_to_regex
 
 def reference_match(pattern: str, path: str) -> bool:
     """The documented glob meaning, by plain recursion: `*` any run without `/`, `?` one
-    character but `/`, `**/` nothing or whole folders, `**` anything."""
+    character but `/`, `**/` nothing or whole folders, `**` anything; a pattern without `/`
+    matches at any depth, as in .gitignore (`*.md` is `**/*.md`)."""
+    if "/" not in pattern:
+        pattern = "**/" + pattern
 
     @functools.lru_cache(maxsize=None)
     def match(p: int, s: int) -> bool:
