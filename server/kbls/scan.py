@@ -9,6 +9,7 @@ so a symlink loop cannot trap the walk.
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -119,11 +120,15 @@ class Scanner:
                 return Candidate(rel_path, abs_path, 0, 0, "symlink points outside the workspace root")
             st = abs_path.stat()
         except FileNotFoundError:
+            if abs_path.is_symlink():  # listed, but its target is gone: say so rather than vanish
+                return Candidate(rel_path, abs_path, 0, 0, "symlink target does not exist")
             return None
         except OSError as exc:
             return Candidate(rel_path, abs_path, 0, 0, f"cannot stat: {exc.strerror or exc}")
-        if not abs_path.is_file():
+        if stat.S_ISDIR(st.st_mode):
             return None
+        if not stat.S_ISREG(st.st_mode):  # a FIFO would block the reader; a device is no note
+            return Candidate(rel_path, abs_path, 0, 0, "not a regular file (FIFO, socket or device)")
         return Candidate(rel_path, abs_path, st.st_size, st.st_mtime_ns)
 
     def walk(self) -> list[Candidate]:

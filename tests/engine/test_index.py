@@ -306,12 +306,13 @@ def test_a_root_opened_through_a_symlink_accepts_its_own_paths(good_notes, tmp_p
     assert engine.related(link / "rust" / "ownership.md") is not None
 
 
-def test_a_dangling_symlink_costs_nothing_else(good_notes, make_engine):
-    """A link whose target was moved away is no file at all: not indexed, the run goes on."""
+def test_a_dangling_symlink_is_skipped_with_a_reason(good_notes, make_engine):
+    """A link whose target was moved away: not indexed, said so, the run goes on."""
     (good_notes / "moved.md").symlink_to(good_notes / "no-longer-here.md")
     engine = make_engine(good_notes)
     report = engine.index()
-    assert "moved.md" not in engine.store.files() or not engine.store.file_chunks("moved.md")
+    assert "target does not exist" in _reason(report, "moved.md")
+    assert not engine.store.file_chunks("moved.md")
     _assert_nothing_else_lost(engine, report)
 
 
@@ -391,7 +392,8 @@ def test_a_fifo_named_like_a_note_does_not_hang_the_run(good_notes, make_engine)
         with open(fifo, "wb"):  # unblock the reader so the suite can go on
             pass
         pytest.fail("index() blocked on a FIFO")
-    assert "pipe.md" not in engine.store.files() or not engine.store.file_chunks("pipe.md")
+    assert "not a regular file" in _reason(result["report"], "pipe.md")
+    assert not engine.store.file_chunks("pipe.md")
     _assert_nothing_else_lost(engine, result["report"])
 
 
