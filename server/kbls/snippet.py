@@ -26,7 +26,9 @@ def make_snippet(body: str, terms: list[str], width: int = SNIPPET_CHARS) -> str
         scores = [hits(l) - (0.5 if l.lstrip().startswith("#") else 0) for l in lines]
         if max(scores) >= 1:
             best = max(range(len(lines)), key=lambda i: (scores[i], -i))
-    text = " ".join(" ".join(lines[best:]).split())
+    # What follows the chosen line reads on as prose: later headings would only show as "## …".
+    following = [l for l in lines[best + 1 :] if not l.lstrip().startswith("#")]
+    text = " ".join(" ".join([lines[best], *following]).split())
     line = " ".join(lines[best].split())
     if terms and len(line) > width:
         lowered = line.lower()

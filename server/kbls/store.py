@@ -186,7 +186,9 @@ def file_stem(path: str) -> str:
 
 def _migrate_1_to_2(c: Any) -> None:
     """v2 added `files.stem`, so `[[wiki]]` links resolve through an index."""
-    c.execute("ALTER TABLE files ADD COLUMN stem TEXT NOT NULL DEFAULT ''")
+    columns = {row[1] for row in c.execute("PRAGMA table_info(files)")}
+    if "stem" not in columns:  # development builds of v1 already had it
+        c.execute("ALTER TABLE files ADD COLUMN stem TEXT NOT NULL DEFAULT ''")
     rows = c.execute("SELECT id, path FROM files").fetchall()
     c.executemany("UPDATE files SET stem = ? WHERE id = ?", [(file_stem(path), fid) for fid, path in rows])
 

@@ -151,3 +151,19 @@ def test_a_version_1_store_is_migrated_in_place_and_re_embeds_nothing(root, note
     related = migrated.related(root / "alpha.md")
     assert [h.path for h in related] == ["beta.md"]
     assert any("linked from here" in r for r in related[0].reasons)
+
+
+def test_a_version_1_store_that_already_has_the_stem_column_is_migrated_too(root, note, make_engine, tmp_path):
+    """Development builds of v1 had files.stem already: the migration must not trip on it."""
+    from kbls.store import SQLITE, STORE_FILE
+
+    note("alpha.md", "# Alpha\n\nalpha text\n")
+    store_dir = tmp_path / "v1dev"
+    make_engine(root, store_dir=store_dir).index()
+    conn = SQLITE.connect(str(store_dir / STORE_FILE))
+    conn.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
+    conn.commit()
+    conn.close()
+    migrated = make_engine(root, store_dir=store_dir)
+    assert migrated.notice is None
+    assert migrated.index().embedded == 0
