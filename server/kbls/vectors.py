@@ -41,19 +41,34 @@ class VectorIndex:
             if len(self.ids) and count < len(self.ids):
                 keep = np.isin(self.ids, self._all_ids(conn))
                 self.ids, self.matrix = self.ids[keep], self.matrix[keep]
-            rows = conn.execute(
-                "SELECT rowid, embedding FROM vec_embeddings WHERE rowid > ? ORDER BY rowid", (last,)
-            ).fetchall()
-            if rows:
-                new_ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-                new = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
-                new = new.reshape(len(rows), self.store.dimension)
-                self.ids = np.concatenate([self.ids, new_ids])
-                self.matrix = np.concatenate([self.matrix, new]) if len(self.matrix) else new.copy()
+            new_ids, new = self._read_after(conn, last)
+            if len(new_ids):
+                self.ids = np.concatenate([self.ids, new_ids]) if len(self.ids) else new_ids
+                self.matrix = np.concatenate([self.matrix, new]) if len(self.matrix) else new
             if len(self.ids) != count:
                 # Deletions and insertions both happened: rebuild the id set exactly.
                 keep = np.isin(self.ids, self._all_ids(conn))
                 self.ids, self.matrix = self.ids[keep], self.matrix[keep]
+
+    def _read_after(self, conn: Any, last: int) -> tuple[np.ndarray, np.ndarray]:
+        """Vectors with rowid > `last`, read page by page into one preallocated array: reading
+        50k×384 at once held the rows, their join and the copy together (~3× the matrix)."""
+        expected = conn.execute("SELECT count(*) FROM vec_embeddings WHERE rowid > ?", (last,)).fetchone()[0]
+        ids = np.empty(expected, dtype=np.int64)
+        matrix = np.empty((expected, self.store.dimension), dtype=np.float32)
+        cursor = conn.execute("SELECT rowid, embedding FROM vec_embeddings WHERE rowid > ? ORDER BY rowid", (last,))
+        filled = 0
+        while rows := cursor.fetchmany(2048):
+            rows = rows[: expected - filled]  # rows committed since the count wait for the next sync
+            if not rows:
+                break
+            end = filled + len(rows)
+            ids[filled:end] = [r[0] for r in rows]
+            matrix[filled:end] = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(
+                len(rows), self.store.dimension
+            )
+            filled = end
+        return ids[:filled], matrix[:filled]
 
     @staticmethod
     def _all_ids(conn: Any) -> np.ndarray:
