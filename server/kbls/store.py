@@ -495,26 +495,6 @@ class Store:
                 total += os.path.getsize(str(self.path) + suffix)
         return total
 
-    def data_version(self) -> int:
-        return self.conn.execute("PRAGMA data_version").fetchone()[0]
-
-    def vectors_after(self, after_id: int) -> tuple[np.ndarray, np.ndarray]:
-        rows = self.conn.execute(
-            "SELECT rowid, embedding FROM vec_embeddings WHERE rowid > ? ORDER BY rowid", (after_id,)
-        ).fetchall()
-        ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-        matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), self.dimension)
-        return ids, matrix.copy()
-
-    def embedding_ids(self) -> np.ndarray:
-        rows = self.conn.execute("SELECT id FROM embeddings ORDER BY id").fetchall()
-        return np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-
-    def vector_of_embeddings(self, ids: list[int]) -> np.ndarray:
-        marks = ",".join("?" * len(ids))
-        rows = self.conn.execute(f"SELECT embedding FROM vec_embeddings WHERE rowid IN ({marks})", ids).fetchall()
-        return np.frombuffer(b"".join(r[0] for r in rows), dtype=np.float32).reshape(len(rows), self.dimension)
-
     def allowed_embeddings(self, filters: Filters) -> np.ndarray:
         params: dict[str, Any] = {}
         where = _filter_sql(filters, params)
