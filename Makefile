@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 KBLS := $(VENV)/bin/kbls
 
-.PHONY: venv demo test test-python test-neovim test-vscode bench clean
+.PHONY: venv demo test test-python test-neovim test-vscode lint bench clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -24,6 +24,9 @@ test: venv
 
 test-python: venv
 	$(PY) -m pytest -q tests
+
+lint: venv
+	bash scripts/lint.sh
 
 test-neovim: venv
 	bash neovim/run-tests.sh

@@ -42,7 +42,7 @@ from typing import Any
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as `kbls serve` does (see kbls/lsp.py)
 
-import numpy as np  # noqa: E402
+import numpy as np
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "server"))
@@ -101,7 +101,7 @@ def pct(values: list[float], q: float) -> float:
 def phase_vectors(repeats: int, queries: int = 30, k: int = 50) -> dict:
     import sqlite_vec
 
-    from kbls.store import SQLITE
+    from kbls.storage.store import SQLITE
 
     out: dict[str, Any] = {"k": k, "queries": queries, "repeats": repeats, "sizes": {}}
     rng = np.random.default_rng(1)
@@ -237,7 +237,7 @@ def _numpy_two_threads(n: int, queries: int, k: int, repeats: int) -> list[float
 
 def _vector_index(ids: np.ndarray, matrix: np.ndarray):
     """A `VectorIndex` holding `matrix` without a store (its sync is a no-op)."""
-    from kbls.vectors import VectorIndex
+    from kbls.retrieval.vectors import VectorIndex
 
     class _NoStore:
         dimension = matrix.shape[1]
@@ -256,8 +256,8 @@ def real_embedding_recall(store: Path = REPO / "benchmarks" / ".cache" / "rust-w
 
     import sqlite_vec
 
-    from kbls.embed import Embedder
-    from kbls.store import SQLITE, STORE_FILE
+    from kbls.indexing.embed import Embedder
+    from kbls.storage.store import SQLITE, STORE_FILE
 
     path = store / STORE_FILE
     if not path.exists():
@@ -303,10 +303,7 @@ def _corpus() -> list[tuple[str, str]]:
     return sorted(files)
 
 
-_VOCAB = (
-    "amber basil cobalt delta ember fjord garnet harbor indigo jade kelvin lumen meadow nectar onyx "
-    "prism quartz russet sable tundra umber violet willow xenon yonder zircon"
-).split()
+_VOCAB = ["amber", "basil", "cobalt", "delta", "ember", "fjord", "garnet", "harbor", "indigo", "jade", "kelvin", "lumen", "meadow", "nectar", "onyx", "prism", "quartz", "russet", "sable", "tundra", "umber", "violet", "willow", "xenon", "yonder", "zircon"]
 
 
 def _mutate(text: str, rng: random.Random) -> str:

@@ -41,13 +41,12 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "server"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from doc_section import replace_section  # noqa: E402
-
 from kbls.config import Config, ModelConfig  # noqa: E402
-from kbls.embed import Embedder  # noqa: E402
 from kbls.engine import MODES, Engine  # noqa: E402
 from kbls.errors import StoreError  # noqa: E402
 from kbls.evaluate import evaluate  # noqa: E402
-from kbls.store import STORE_FILE, Store  # noqa: E402
+from kbls.indexing.embed import Embedder  # noqa: E402
+from kbls.storage.store import STORE_FILE, Store  # noqa: E402
 
 log = logging.getLogger("bench_engine")
 

@@ -23,7 +23,6 @@ import concurrent.futures
 import datetime as dt
 import os
 import platform
-import statistics
 import sys
 import tempfile
 import time
@@ -33,10 +32,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from doc_section import replace_section  # noqa: E402
-
 from tests.reliability.helpers import make_corpus, note_text, write_config  # noqa: E402
 from tests.reliability.lsp_client import Daemon  # noqa: E402
+
+from doc_section import replace_section  # noqa: E402
 
 DOC = REPO / "docs" / "benchmarks.md"
 START, END = "<!-- load:start -->", "<!-- load:end -->"

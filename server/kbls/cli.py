@@ -162,7 +162,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from kbls.lsp import serve
+    from kbls.lsp.server import serve
 
     return serve(tcp=args.tcp, log_file=args.log_file, log_level=args.log_level) or 0
 

@@ -8,27 +8,26 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import re
-import shutil
 import threading
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
 import numpy as np
 
-from kbls.chunk import Chunker
 from kbls.config import Config, load_config, resolve_store_dir
-from kbls.embed import Embedder
 from kbls.errors import CorruptStoreError, ModelMismatchError, OutsideRootError, QueryError
-from kbls.parse import parse_note
-from kbls.query import STOPWORDS, ParsedQuery, fts_match, parse_query, query_terms
+from kbls.indexing.chunk import Chunker
+from kbls.indexing.embed import Embedder
+from kbls.indexing.parse import parse_note
+from kbls.indexing.scan import Candidate, Scanner
+from kbls.query.syntax import STOPWORDS, ParsedQuery, fts_match, parse_query, query_terms
 from kbls.results import Hit, IndexReport, RootStatus, Signals, Skipped, SqliteInfo
-from kbls.scan import Candidate, Scanner
-from kbls.snippet import make_snippet
-from kbls.store import ChunkRecord, Filters, NoteRecord, Store, STORE_FILE
-from kbls.vectors import VectorIndex
+from kbls.retrieval.snippet import make_snippet
+from kbls.retrieval.vectors import VectorIndex
+from kbls.storage.store import STORE_FILE, ChunkRecord, Filters, NoteRecord, Store
 
 log = logging.getLogger(__name__)
 

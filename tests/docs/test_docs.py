@@ -45,5 +45,5 @@ def test_every_cli_command_is_in_the_readme(command: str) -> None:
 def test_every_custom_method_is_in_the_protocol_doc(method: str) -> None:
     text = (DOCS / "protocol.md").read_text(encoding="utf-8")
     assert f"## `{method}`" in text
-    source = (DOCS.parent / "server" / "kbls" / "lsp.py").read_text(encoding="utf-8")
+    source = (DOCS.parent / "server" / "kbls" / "lsp" / "server.py").read_text(encoding="utf-8")
     assert method in source or method.split("/")[1] in source

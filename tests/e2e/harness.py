@@ -17,14 +17,15 @@ import shutil
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import msgspec
 from lsprotocol import types
 from pygls.lsp.client import LanguageClient
 
-from kbls import protocol
+from kbls.lsp import wire as protocol
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "notes"
 REQUEST_TIMEOUT = 30.0
@@ -132,9 +133,9 @@ class Session:
     def notify(self, method: str, params: Any) -> None:
         self.loop.call_soon_threadsafe(self.client.protocol.notify, method, params)
 
-    def send(self, method: str, params: Any, msg_id: str) -> "concurrent.futures.Future[Any]":
+    def send(self, method: str, params: Any, msg_id: str) -> concurrent.futures.Future[Any]:
         """Send a request without waiting; messages sent in a row leave in that order."""
-        box: "concurrent.futures.Future[Any]" = concurrent.futures.Future()
+        box: concurrent.futures.Future[Any] = concurrent.futures.Future()
 
         def go() -> None:
             inner = self.client.protocol.send_request(method, params, msg_id=msg_id)
@@ -151,7 +152,7 @@ class Session:
     def raw_request(self, method: str, params: Any, timeout: float = REQUEST_TIMEOUT) -> Any:
         """Send params exactly as given (no client-side typing), e.g. malformed ones."""
         msg_id = f"raw-{time.monotonic_ns()}"
-        box: "concurrent.futures.Future[Any]" = concurrent.futures.Future()
+        box: concurrent.futures.Future[Any] = concurrent.futures.Future()
 
         def go() -> None:
             self.client.protocol._request_futures[msg_id] = box
@@ -217,15 +218,8 @@ def make_workspace(tmp_path: Path, name: str = "notes") -> Path:
     return root
 
 
-_WORDS = (
-    "river mountain garden harbour lantern orchard violin compass meadow glacier archive kettle "
-    "falcon bakery engine ladder marble pepper quartz saddle tunnel velvet walnut yacht anchor "
-    "beacon canyon dolphin ember fossil granite hazel island jasmine kayak lemon maple nectar "
-    "olive pebble quill raven spruce thistle umbrella valley willow timber zephyr acorn bramble "
-    "cedar dune estuary fern grove heron ivy juniper kelp lichen moss nettle oak prairie reed "
-    "sorrel tide upland vine wheat yarrow alder birch clover daisy elm flax gorse heather iris"
-).split()
-_VERBS = "gathers measures repairs follows paints carries studies records sorts builds".split()
+_WORDS = ["river", "mountain", "garden", "harbour", "lantern", "orchard", "violin", "compass", "meadow", "glacier", "archive", "kettle", "falcon", "bakery", "engine", "ladder", "marble", "pepper", "quartz", "saddle", "tunnel", "velvet", "walnut", "yacht", "anchor", "beacon", "canyon", "dolphin", "ember", "fossil", "granite", "hazel", "island", "jasmine", "kayak", "lemon", "maple", "nectar", "olive", "pebble", "quill", "raven", "spruce", "thistle", "umbrella", "valley", "willow", "timber", "zephyr", "acorn", "bramble", "cedar", "dune", "estuary", "fern", "grove", "heron", "ivy", "juniper", "kelp", "lichen", "moss", "nettle", "oak", "prairie", "reed", "sorrel", "tide", "upland", "vine", "wheat", "yarrow", "alder", "birch", "clover", "daisy", "elm", "flax", "gorse", "heather", "iris"]
+_VERBS = ["gathers", "measures", "repairs", "follows", "paints", "carries", "studies", "records", "sorts", "builds"]
 
 
 def sentence(rng: random.Random, words: int = 12) -> str:

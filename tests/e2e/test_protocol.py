@@ -8,7 +8,7 @@ import msgspec
 import pytest
 from pygls.exceptions import JsonRpcInvalidParams
 
-from kbls import protocol
+from kbls.lsp import wire as protocol
 from kbls.results import Hit, Signals
 
 

@@ -7,14 +7,14 @@ it was given wrap `embed_passages` on their own engine's embedder through `count
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pytest
 
 from kbls.config import Config
-from kbls.embed import Embedder
 from kbls.engine import Engine
+from kbls.indexing.embed import Embedder
 
 
 @pytest.fixture(autouse=True)
@@ -75,7 +75,7 @@ def make_engine(tmp_path: Path, embedder: Embedder) -> Callable[..., Engine]:
     engines: list[Engine] = []
     counters: list[EmbedCounter] = []
 
-    def factory(root: Path, *, config: Config | None = None, store_dir: Path | None | str = "tmp", **kwargs) -> Engine:
+    def factory(root: Path, *, config: Config | None = None, store_dir: Path | str | None = "tmp", **kwargs) -> Engine:
         """store_dir: "tmp" (default) a fresh folder in tmp_path; None: as the config says."""
         if store_dir == "tmp":
             store_dir = tmp_path / f"store-{len(engines)}"

@@ -6,17 +6,16 @@ from __future__ import annotations
 import os
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from hypothesis import HealthCheck, given, settings, strategies as st
-
-from kbls.chunk import BREADCRUMB_SEP, Chunker, embedded_text
 from kbls.config import ChunkConfig
-from kbls.parse import parse_note
+from kbls.indexing.chunk import BREADCRUMB_SEP, Chunker, embedded_text
+from kbls.indexing.parse import parse_note
 
 # -- generated notes -------------------------------------------------------------------------
 WORDS = st.sampled_from(
-    "the borrow checker owns value lifetime trait generic closure iterator async await "
-    "ça naïve 東京 данные 🦀 x_y foo::bar() #tag [[Link]] `code` — 12345 0xdeadbeef".split()
+    ["the", "borrow", "checker", "owns", "value", "lifetime", "trait", "generic", "closure", "iterator", "async", "await", "ça", "naïve", "東京", "данные", "🦀", "x_y", "foo::bar()", "#tag", "[[Link]]", "`code`", "—", "12345", "0xdeadbeef"]
 )
 LONG_TOKEN = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789", min_size=50, max_size=400)
 

@@ -451,7 +451,7 @@ def test_progress_is_reported_per_file(root, note, make_engine):
 
 
 def test_search_falls_back_to_lexical_while_the_model_is_not_loaded(root, note, make_engine, tmp_path):
-    from kbls.embed import Embedder
+    from kbls.indexing.embed import Embedder
 
     note("a.md", "# Kettle\n\nDescale the kettle with vinegar.\n")
     make_engine(root, store_dir=tmp_path / "shared").index()

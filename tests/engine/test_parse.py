@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import textwrap
 
-from kbls.parse import parse_note
+from kbls.indexing.parse import parse_note
 
 
 def _md(text: str) -> str:

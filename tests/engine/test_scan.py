@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from kbls.config import Config
-from kbls.scan import Scanner
+from kbls.indexing.scan import Scanner
 
 
 def _touch(root: Path, *rels: str) -> None:

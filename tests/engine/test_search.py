@@ -8,9 +8,10 @@ import pytest
 
 from kbls.engine import Engine
 from kbls.errors import QueryError
-from kbls.store import Filters
+from kbls.storage.store import Filters
 
 from .conftest import write
+
 
 # -- quality on a small corpus ---------------------------------------------------------------
 @pytest.mark.parametrize("mode", ["hybrid", "semantic"])

@@ -10,10 +10,10 @@ import sqlite3
 import numpy as np
 import pytest
 
-from kbls.embed import BUNDLED_SHA256, Embedder
 from kbls.engine import Engine
 from kbls.errors import ModelMismatchError
-from kbls.store import SCHEMA_VERSION, STORE_FILE, ChunkRecord, Filters, NoteRecord, Store
+from kbls.indexing.embed import BUNDLED_SHA256, Embedder
+from kbls.storage.store import SCHEMA_VERSION, STORE_FILE, ChunkRecord, Filters, NoteRecord, Store
 
 
 def _meta(store_dir) -> dict[str, str]:
@@ -128,7 +128,7 @@ def test_a_reader_never_sees_half_a_file_update(tmp_path):
 
 def test_a_version_1_store_is_migrated_in_place_and_re_embeds_nothing(root, note, make_engine, tmp_path):
     """Schema v2 added files.stem; a v1 store keeps its vectors and gains the column."""
-    from kbls.store import SQLITE, STORE_FILE
+    from kbls.storage.store import SQLITE, STORE_FILE
 
     note("alpha.md", "# Alpha\n\nSee [[beta]] for the other half.\n")
     note("beta.md", "# Beta\n\nThe other half of the story.\n")
@@ -155,7 +155,7 @@ def test_a_version_1_store_is_migrated_in_place_and_re_embeds_nothing(root, note
 
 def test_a_version_1_store_that_already_has_the_stem_column_is_migrated_too(root, note, make_engine, tmp_path):
     """Development builds of v1 had files.stem already: the migration must not trip on it."""
-    from kbls.store import SQLITE, STORE_FILE
+    from kbls.storage.store import SQLITE, STORE_FILE
 
     note("alpha.md", "# Alpha\n\nalpha text\n")
     store_dir = tmp_path / "v1dev"

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from kbls.embed import Embedder
+from kbls.indexing.embed import Embedder
 
 
 @pytest.fixture(autouse=True)

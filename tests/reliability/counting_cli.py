@@ -12,8 +12,8 @@ import os
 import sys
 
 from kbls import cli
-from kbls.chunk import text_hash
-from kbls.embed import Embedder
+from kbls.indexing.chunk import text_hash
+from kbls.indexing.embed import Embedder
 
 _original = Embedder.embed_passages
 

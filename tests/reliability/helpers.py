@@ -16,7 +16,7 @@ import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
-from kbls.store import SQLITE, STORE_FILE
+from kbls.storage.store import SQLITE, STORE_FILE
 
 HERE = Path(__file__).parent
 REPO = HERE.parent.parent
@@ -24,11 +24,7 @@ KBLS = Path(sys.executable).parent / "kbls"
 #: runs `kbls` with the embedder wrapped so each embedded chunk hash is logged (see its docstring).
 COUNTING_CLI = HERE / "counting_cli.py"
 
-WORDS = (
-    "alpha beta gamma delta ownership borrow lifetime kernel socket garden tomato basil recipe "
-    "travel train museum rust python memory cache index vector search note meeting budget plan "
-    "river mountain coffee bread flour yeast oven"
-).split()
+WORDS = ["alpha", "beta", "gamma", "delta", "ownership", "borrow", "lifetime", "kernel", "socket", "garden", "tomato", "basil", "recipe", "travel", "train", "museum", "rust", "python", "memory", "cache", "index", "vector", "search", "note", "meeting", "budget", "plan", "river", "mountain", "coffee", "bread", "flour", "yeast", "oven"]
 
 
 def long_run() -> bool:

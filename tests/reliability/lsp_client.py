@@ -14,13 +14,14 @@ import os
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from lsprotocol import types
 from pygls.lsp.client import LanguageClient
 
-from kbls import protocol
+from kbls.lsp import wire as protocol
 
 REQUEST_TIMEOUT = 60.0
 

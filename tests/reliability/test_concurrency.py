@@ -16,12 +16,18 @@ import time
 from pathlib import Path
 
 import pytest
-
-from kbls.engine import Engine
 from tests.reliability.helpers import (
-    KBLS, check_store, child_env, make_corpus, note_text, sized, write_config,
+    KBLS,
+    check_store,
+    child_env,
+    make_corpus,
+    note_text,
+    sized,
+    write_config,
 )
 from tests.reliability.lsp_client import Daemon
+
+from kbls.engine import Engine
 
 pytestmark = pytest.mark.slow
 

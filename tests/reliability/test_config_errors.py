@@ -12,11 +12,11 @@ from pathlib import Path
 import msgspec
 import pytest
 import yaml
+from tests.reliability.helpers import REPO, assert_no_traceback, run_kbls
+from tests.reliability.lsp_client import Daemon
 
 from kbls.config import Config, load_config
 from kbls.errors import ConfigError
-from tests.reliability.helpers import REPO, assert_no_traceback, run_kbls
-from tests.reliability.lsp_client import Daemon
 
 
 def _leaves(struct: type, prefix: str = "") -> list[tuple[str, typing.Any]]:

@@ -20,11 +20,17 @@ import time
 from pathlib import Path
 
 import pytest
+from tests.reliability.helpers import (
+    COUNTING_CLI,
+    check_store,
+    child_env,
+    make_corpus,
+    read_embed_log,
+    sized,
+    write_config,
+)
 
 from kbls.engine import Engine
-from tests.reliability.helpers import (
-    COUNTING_CLI, check_store, child_env, make_corpus, read_embed_log, sized, write_config,
-)
 
 pytestmark = pytest.mark.slow
 
@@ -159,5 +165,5 @@ def test_sigkill_during_kbls_index_loses_and_redoes_nothing(tmp_path: Path, embe
 
 
 def test_sigkill_during_kbls_serve_loses_and_redoes_nothing(tmp_path: Path, embedder) -> None:
-    pytest.importorskip("kbls.lsp")
+    pytest.importorskip("kbls.lsp.server")
     _crash_loop(tmp_path, embedder, _start_serve, kills=sized(6, 20), notes=sized(100, 400))

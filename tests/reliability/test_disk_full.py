@@ -13,11 +13,9 @@ from __future__ import annotations
 
 import os
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
-
 from tests.reliability.helpers import assert_no_traceback, check_store, make_corpus, run_kbls, write_config
 from tests.reliability.lsp_client import Daemon
 

@@ -13,7 +13,7 @@ import time
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kbls.store import glob_to_regex
+from kbls.storage.store import glob_to_regex
 
 
 def reference_match(pattern: str, path: str) -> bool:
@@ -23,7 +23,7 @@ def reference_match(pattern: str, path: str) -> bool:
     if "/" not in pattern:
         pattern = "**/" + pattern
 
-    @functools.lru_cache(maxsize=None)
+    @functools.cache
     def match(p: int, s: int) -> bool:
         if p == len(pattern):
             return s == len(path)

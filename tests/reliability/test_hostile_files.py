@@ -9,19 +9,17 @@ ignored; a whole index of the hostile root stays under 1 GiB of memory.
 from __future__ import annotations
 
 import os
-import resource
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
+from tests.reliability.helpers import KBLS, check_store, child_env, long_run, write_config
 
 from kbls.config import Config
 from kbls.engine import Engine
-from kbls.parse import parse_note
-from tests.reliability.helpers import KBLS, check_store, child_env, long_run, write_config
-
+from kbls.indexing.parse import parse_note
 
 
 def yaml_bomb(levels: int, width: int) -> str:
@@ -149,7 +147,7 @@ def test_a_50_mb_single_line_is_skipped_unread(tmp_path: Path, embedder) -> None
 
 
 def test_100k_tiny_headings_parse_and_chunk_in_bounded_time(embedder) -> None:
-    from kbls.chunk import Chunker
+    from kbls.indexing.chunk import Chunker
 
     text = "".join(f"# h{i}\n" for i in range(100_000))
     started = time.perf_counter()

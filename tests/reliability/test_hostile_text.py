@@ -11,8 +11,8 @@ import time
 
 import pytest
 
-from kbls.parse import parse_note
-from kbls.snippet import make_snippet
+from kbls.indexing.parse import parse_note
+from kbls.retrieval.snippet import make_snippet
 
 N = 100_000
 LINES = {

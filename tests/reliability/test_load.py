@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from tests.reliability.helpers import REPO, sized
 
 pytestmark = pytest.mark.slow

@@ -9,15 +9,13 @@ up, and a normal search must still work afterwards.
 from __future__ import annotations
 
 import concurrent.futures
-import time
 import shutil
-from pathlib import Path
+import time
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pygls.exceptions import JsonRpcException
-
 from tests.reliability.helpers import REPO, sized, write_config
 from tests.reliability.lsp_client import Daemon
 

@@ -14,11 +14,11 @@ import time
 from pathlib import Path
 
 import pytest
+from tests.reliability.helpers import check_store, child_env, write_config
+from tests.reliability.lsp_client import Daemon
 
 from kbls.engine import Engine
 from kbls.errors import OutsideRootError
-from tests.reliability.helpers import check_store, child_env, write_config
-from tests.reliability.lsp_client import Daemon
 
 SECRET = "# Secret\n\nthe launch code is swordfish\n"
 

@@ -10,16 +10,21 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pytest
-
-from kbls.store import STORE_FILE
 from tests.reliability.helpers import (
-    REPO, assert_no_traceback, check_store, connect, run_kbls, write_config,
+    REPO,
+    assert_no_traceback,
+    check_store,
+    connect,
+    run_kbls,
+    write_config,
 )
 from tests.reliability.lsp_client import Daemon
+
+from kbls.storage.store import STORE_FILE
 
 FIXTURES = REPO / "tests" / "fixtures" / "notes"
 

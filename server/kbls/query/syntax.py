@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
-from typing import Collection
 
-from kbls.store import Filters
+from kbls.storage.store import Filters
 
 _FILTER = re.compile(r'(?<!\S)(tag|path|type):("[^"]*"|\S+)')
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -46,9 +46,7 @@ def query_terms(text: str) -> list[str]:
 #: it" matched 38k chunks and took 75 ms instead of 1 ms. In such numbers BM25 gives it next to
 #: no weight anyway; in a small store nothing is left out.
 STOPWORDS = frozenset(
-    "a an and are as at be but by can do does for from had has have how i if in into is it its me "
-    "my no not of on or our so than that the their them then there these they this to too us was "
-    "we were what when where which who why will with would you your".split()
+    ["a", "an", "and", "are", "as", "at", "be", "but", "by", "can", "do", "does", "for", "from", "had", "has", "have", "how", "i", "if", "in", "into", "is", "it", "its", "me", "my", "no", "not", "of", "on", "or", "our", "so", "than", "that", "the", "their", "them", "then", "there", "these", "they", "this", "to", "too", "us", "was", "we", "were", "what", "when", "where", "which", "who", "why", "will", "with", "would", "you", "your"]
 )
 
 

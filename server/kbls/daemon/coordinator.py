@@ -1,6 +1,6 @@
 """The daemon's coordinator: workspace roots -> engines, one index queue, one worker thread.
 
-It knows nothing of LSP (`kbls.lsp` adapts it), so the benchmarks and tests can drive it
+It knows nothing of LSP (`kbls.lsp.server` adapts it), so the benchmarks and tests can drive it
 directly. The rules it keeps:
 
 - Queries never wait behind indexing. They run on the caller's thread against the engines'
@@ -29,13 +29,14 @@ from typing import Any, Protocol
 import msgspec
 from pygls.uris import from_fs_path
 
-from kbls import __version__, protocol
+from kbls import __version__
 from kbls.config import CONFIG_FILE, Config, ModelConfig, load_config
-from kbls.embed import Embedder
+from kbls.daemon.watch import RootWatcher
 from kbls.engine import Engine
 from kbls.errors import ConfigError, KblsError, ModelError, OutsideRootError, StoreBusyError, StoreFullError
-from kbls.store import Filters
-from kbls.watch import RootWatcher
+from kbls.indexing.embed import Embedder
+from kbls.lsp import wire as protocol
+from kbls.storage.store import Filters
 
 log = logging.getLogger(__name__)
 
@@ -104,7 +105,7 @@ class _Job:
     files: set[str] = field(default_factory=set)
     progress: bool = False
 
-    def merge(self, other: "_Job") -> None:
+    def merge(self, other: _Job) -> None:
         self.full |= other.full
         self.force |= other.force
         self.files |= other.files

@@ -1,6 +1,6 @@
-"""`kbls serve`: the pygls language server in front of the daemon (`kbls.daemon`).
+"""`kbls serve`: the pygls language server in front of the daemon (`kbls.daemon.coordinator`).
 
-Handlers are thin: validate params (`kbls.protocol`), make one daemon call, convert the result.
+Handlers are thin: validate params (`kbls.lsp.wire`), make one daemon call, convert the result.
 Blocking work (embedding, SQLite) runs in thread pools; the handlers themselves are `async` and
 await those pools, so that pygls can cancel them: a `$/cancelRequest` cancels the awaiting task,
 which answers `RequestCancelled` and drops the result even when the thread already started.
@@ -16,17 +16,18 @@ import os
 # One BLAS thread: a query's matrix-vector product over the in-memory vectors is memory-bound
 # (~3 ms at 50k x 384 on one core); with two OpenBLAS threads on a busy two-core machine the
 # threads wait for each other and the median tripled (docs/adr/0001-vector-search.md). Must be
-# set before numpy is first imported (kbls.daemon imports it).
+# set before numpy is first imported (kbls.daemon.coordinator imports it).
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import asyncio
 import logging
 import sys
 import uuid
+from collections.abc import Callable
 from concurrent.futures import Executor, ThreadPoolExecutor
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any, Callable
+from typing import Any
 
 from lsprotocol import types
 from pygls.exceptions import FeatureRequestError, JsonRpcException, JsonRpcInvalidParams
@@ -34,9 +35,10 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.uris import to_fs_path
 
-from kbls import __version__, protocol
-from kbls.daemon import Daemon
+from kbls import __version__
+from kbls.daemon.coordinator import Daemon
 from kbls.errors import OutsideRootError, QueryError
+from kbls.lsp import wire as protocol
 
 log = logging.getLogger(__name__)
 

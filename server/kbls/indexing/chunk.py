@@ -9,11 +9,12 @@ model never silently truncates a chunk. Fenced code blocks stay whole where they
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol, Sequence
+from typing import Protocol
 
 from kbls.config import ChunkConfig
-from kbls.parse import ParsedNote, Section
+from kbls.indexing.parse import ParsedNote, Section
 
 BREADCRUMB_SEP = " > "
 #: tiny sections merge only while the result stays under this share of the budget, so line

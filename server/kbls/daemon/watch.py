@@ -15,8 +15,8 @@ import logging
 import os
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from watchdog.events import (
     EVENT_TYPE_CLOSED,
@@ -30,7 +30,7 @@ from watchdog.events import (
 from watchdog.observers import Observer
 
 from kbls.config import CONFIG_FILE
-from kbls.scan import ALWAYS_SKIPPED_DIRS
+from kbls.indexing.scan import ALWAYS_SKIPPED_DIRS
 
 log = logging.getLogger(__name__)
 
@@ -94,7 +94,7 @@ class Debouncer:
 
 
 class _Handler(FileSystemEventHandler):
-    def __init__(self, watcher: "RootWatcher") -> None:
+    def __init__(self, watcher: RootWatcher) -> None:
         self.watcher = watcher
 
     def on_any_event(self, event: FileSystemEvent) -> None:

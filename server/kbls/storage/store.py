@@ -17,11 +17,12 @@ import re
 import sqlite3
 import threading
 import time
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from textwrap import dedent
-from typing import Any, Iterable, Iterator
+from typing import Any
 
 import numpy as np
 

@@ -11,8 +11,8 @@ import contextlib
 import hashlib
 import logging
 import threading
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 
@@ -23,7 +23,7 @@ log = logging.getLogger(__name__)
 
 BUNDLED_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 _BUNDLED_NAME = "kbls/all-MiniLM-L6-v2-int8"
-_TOKENIZER_DIR = Path(__file__).parent / "model"
+_TOKENIZER_DIR = Path(__file__).parent.parent / "model"
 _register_lock = threading.Lock()
 
 BGE_QUERY_INSTRUCTION = "Represent this sentence for searching relevant passages: "

@@ -1,0 +1,1 @@
+"""Indexing: which files, how they parse and chunk, and the model that embeds them."""

@@ -1,0 +1,23 @@
+"""Contract constants, written once: every module, the wire schema and the clients' tests read them here."""
+
+from __future__ import annotations
+
+import enum
+
+
+class Mode(str, enum.Enum):
+    """How a search ranks: both signals fused, the embedding alone, or FTS5 alone."""
+
+    HYBRID = "hybrid"
+    SEMANTIC = "semantic"
+    LEXICAL = "lexical"
+
+
+MODES: tuple[str, ...] = tuple(mode.value for mode in Mode)
+
+# Results per request (`limit` of kb/search, kb/related, `search.limit`).
+MIN_LIMIT = 1
+MAX_LIMIT = 200
+
+# Longest query text accepted; longer text is refused on the wire and cut in workspace/symbol.
+MAX_QUERY_CHARS = 4096

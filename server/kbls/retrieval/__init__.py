@@ -1,0 +1,1 @@
+"""Retrieval: vector scan, ranking and fusion, related notes, snippets."""
