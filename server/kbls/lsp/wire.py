@@ -13,14 +13,14 @@ import msgspec
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
+from kbls.limits import MAX_LIMIT, MAX_QUERY_CHARS, MIN_LIMIT, Mode
 from kbls.results import Hit as EngineHit
 
 T = TypeVar("T")
 
 State = Literal["loading", "indexing", "ready", "error"]
-Mode = Literal["hybrid", "semantic", "lexical"]
-Limit = Annotated[int, msgspec.Meta(ge=1, le=200)]
-Query = Annotated[str, msgspec.Meta(max_length=4096)]
+Limit = Annotated[int, msgspec.Meta(ge=MIN_LIMIT, le=MAX_LIMIT)]
+Query = Annotated[str, msgspec.Meta(max_length=MAX_QUERY_CHARS)]
 Line = Annotated[int, msgspec.Meta(ge=0)]
 
 
@@ -29,22 +29,22 @@ class _Wire(msgspec.Struct, kw_only=True, frozen=True, rename="camel"):
 
 
 # -- shared shapes ---------------------------------------------------------------------------
-class Position(_Wire):
+class Position(_Wire, frozen=True):
     line: Line
     character: Annotated[int, msgspec.Meta(ge=0)] = 0
 
 
-class Range(_Wire):
+class Range(_Wire, frozen=True):
     start: Position
     end: Position
 
 
-class Signals(_Wire):
+class Signals(_Wire, frozen=True):
     semantic: int | None = None
     lexical: int | None = None
 
 
-class Hit(_Wire):
+class Hit(_Wire, frozen=True):
     uri: str
     path: str
     root: str
@@ -58,19 +58,19 @@ class Hit(_Wire):
     more: int = 0
 
 
-class IndexInfo(_Wire):
+class IndexInfo(_Wire, frozen=True):
     state: State
     pending: int = 0
 
 
 # -- requests --------------------------------------------------------------------------------
-class SearchFilters(_Wire):
+class SearchFilters(_Wire, frozen=True):
     paths: list[str] = []
     tags: list[str] = []
     types: list[str] = []
 
 
-class SearchParams(_Wire):
+class SearchParams(_Wire, frozen=True):
     query: Query
     limit: Limit | None = None
     mode: Mode | None = None
@@ -78,39 +78,39 @@ class SearchParams(_Wire):
     group_by_file: bool = False
 
 
-class SearchResult(_Wire):
+class SearchResult(_Wire, frozen=True):
     hits: list[Hit]
     took_ms: float
     index: IndexInfo
 
 
-class RelatedParams(_Wire):
+class RelatedParams(_Wire, frozen=True):
     uri: str
     position: Position | None = None
     limit: Limit = 10
 
 
-class ReindexParams(_Wire):
+class ReindexParams(_Wire, frozen=True):
     force: bool = False
     uris: list[str] | None = None
 
 
-class ReindexResult(_Wire):
+class ReindexResult(_Wire, frozen=True):
     queued: int
 
 
-class SqliteInfo(_Wire):
+class SqliteInfo(_Wire, frozen=True):
     module: str
     version: str
     vec: str
 
 
-class FileProblem(_Wire):
+class FileProblem(_Wire, frozen=True):
     path: str
     reason: str
 
 
-class RootStatus(_Wire):
+class RootStatus(_Wire, frozen=True):
     uri: str
     store: str
     store_bytes: int
@@ -122,7 +122,7 @@ class RootStatus(_Wire):
     errors: list[FileProblem]
 
 
-class StatusResult(_Wire):
+class StatusResult(_Wire, frozen=True):
     version: str
     state: State
     queue: int
@@ -133,7 +133,7 @@ class StatusResult(_Wire):
     roots: list[RootStatus]
 
 
-class IndexStatus(_Wire):
+class IndexStatus(_Wire, frozen=True):
     """The `kb/indexStatus` notification."""
 
     state: State
