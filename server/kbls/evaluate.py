@@ -13,7 +13,8 @@ from pathlib import Path
 
 import msgspec
 
-from kbls.engine import MODES, Engine
+from kbls.engine import Engine
+from kbls.limits import MODES
 
 
 class ModeScores(msgspec.Struct):
@@ -56,7 +57,7 @@ def evaluate(engine: Engine, queries_path: Path, k: int = 10, modes: tuple[str, 
         for query, relevant in queries:
             hits = engine.search(query, limit=k, mode=mode, group_by_file=True).hits
             scores = score_ranking([h.path for h in hits], relevant, k)
-            sums = [a + b for a, b in zip(sums, scores)]
+            sums = [a + b for a, b in zip(sums, scores, strict=True)]
         n = max(len(queries), 1)
         results.append(ModeScores(mode, sums[0] / n, sums[1] / n, sums[2] / n, len(queries)))
     return EvalReport(k, results)

@@ -92,8 +92,6 @@ class Embedder:
         self._model = None
         self._tokenizer = None
         self._lock = threading.Lock()
-        #: counts for `kb/status`: texts given to the model since start.
-        self.embedded_count = 0
         if self.bundled:
             from tokenizers import Tokenizer
 
@@ -187,9 +185,6 @@ class Embedder:
         encodings = self._tokenizer.encode_batch(list(texts))
         return [len(e.ids) for e in encodings]
 
-    def special_tokens(self) -> int:
-        return self.count_tokens([""])[0]
-
     def split_by_tokens(self, text: str, budget: int) -> list[tuple[int, int]]:
         """Character spans of `text`, each of at most `budget` tokens (without specials)."""
         encoding = self._tokenizer.encode(text, add_special_tokens=False)
@@ -219,5 +214,4 @@ class Embedder:
             list(self._model.embed(texts, batch_size=self.config.batch_size)), dtype=np.float32
         )
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-        self.embedded_count += len(texts)
         return vectors / np.maximum(norms, 1e-12)

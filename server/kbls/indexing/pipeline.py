@@ -1,0 +1,249 @@
+"""The indexing pipeline of one root: scan, read, hash, parse, chunk, embed what is new, write.
+
+The file hash decides whether a file is parsed, the chunk hash whether a chunk is embedded:
+vectors are content-addressed, so a moved or renamed note re-embeds nothing. Parsed notes are
+batched across files so the model sees full batches; each note is written in its own transaction.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from kbls.config import Config
+from kbls.errors import OutsideRootError
+from kbls.indexing.chunk import Chunker
+from kbls.indexing.embed import Embedder
+from kbls.indexing.parse import parse_note
+from kbls.indexing.scan import Candidate, Scanner
+from kbls.results import IndexReport, Skipped
+from kbls.storage.store import ChunkRecord, FileRow, NoteRecord, Store
+
+log = logging.getLogger(__name__)
+
+#: called with (files done, files to do, path being indexed).
+ProgressFn = Callable[[int, int, str], None]
+
+
+def file_hash(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def chunk_id(path: str, chunk_hash: str, occurrence: int) -> str:
+    return hashlib.blake2b(f"{path}\0{chunk_hash}\0{occurrence}".encode(), digest_size=10).hexdigest()
+
+
+@dataclass(frozen=True)
+class PreparedNote:
+    """A note parsed and chunked, ready to write once its new chunk texts are embedded."""
+
+    record: NoteRecord
+    #: chunk hash -> the text the model embeds.
+    texts: dict[str, str]
+
+
+class IndexPipeline:
+    """Brings one root's store up to date with the disk. One run at a time per pipeline."""
+
+    def __init__(self, config: Config, store: Store, scanner: Scanner, chunker: Chunker, embedder: Embedder) -> None:
+        self.config = config
+        self.store = store
+        self.scanner = scanner
+        self.chunker = chunker
+        self.embedder = embedder
+        #: since this pipeline started: texts embedded, chunks whose vector was reused.
+        self.embedded_total = 0
+        self.reused_total = 0
+        self._lock = threading.Lock()
+
+    def run(
+        self,
+        paths: Iterable[Path] | None = None,
+        *,
+        force: bool = False,
+        progress: ProgressFn | None = None,
+        cancel: threading.Event | None = None,
+        wait: bool = True,
+    ) -> IndexReport:
+        """Index every file (paths=None) or just `paths`; see `Engine.index`."""
+        started = time.perf_counter()
+        with self._lock, self.store.lock.hold(timeout=None if wait else 0.0) as held:
+            if not held:
+                return IndexReport(busy=True, seconds=time.perf_counter() - started)
+            report = self._run_locked(None if paths is None else list(paths), force, progress, cancel)
+        counts = self.store.counts()
+        report.files, report.chunks = counts["files"], counts["chunks"]
+        report.seconds = time.perf_counter() - started
+        return report
+
+    def _run_locked(
+        self, paths: list[Path] | None, force: bool, progress: ProgressFn | None, cancel: threading.Event | None
+    ) -> IndexReport:
+        report = IndexReport()
+        gone: list[str] = []
+        if paths is None:
+            known = self.store.files()
+            candidates = self.scanner.walk()
+            on_disk = {c.rel_path for c in candidates}
+            gone = sorted(p for p in known if p not in on_disk)
+        else:
+            candidates = []
+            rels: list[str] = []
+            for path in paths:
+                try:
+                    rels.append(self.scanner.relative(path))
+                except OutsideRootError as exc:
+                    report.skipped.append(Skipped(str(path), str(exc)))
+            known = self.store.files(rels)  # only these rows: a save must stay cheap at 50k files
+            for rel in rels:
+                candidate = self.scanner.candidate(rel) if self.scanner.wanted(rel) else None
+                if candidate is None:
+                    if rel in known:
+                        gone.append(rel)
+                else:
+                    candidates.append(candidate)
+        report.scanned = len(candidates)
+        work = [c for c in candidates if force or _changed(c, known.get(c.rel_path))]
+        batch = _Batch(self)
+        for done, candidate in enumerate(work, 1):
+            if cancel is not None and cancel.is_set():
+                break
+            prepared = self._prepare(candidate, known.get(candidate.rel_path), force, report)
+            if prepared is not None:
+                batch.add(prepared)
+                if batch.full:
+                    batch.flush(report)
+            if progress is not None:
+                progress(done, len(work), candidate.rel_path)
+        batch.flush(report)
+        if cancel is None or not cancel.is_set():
+            for rel in gone:
+                if self.store.delete_file(rel):
+                    report.deleted += 1
+            if paths is None:
+                self.store.collect_garbage()
+        self.embedded_total += report.embedded
+        self.reused_total += report.reused
+        return report
+
+    def _prepare(self, candidate: Candidate, row: FileRow | None, force: bool, report: IndexReport) -> PreparedNote | None:
+        """Read, hash, parse and chunk one file; None when nothing needs writing."""
+        rel = candidate.rel_path
+
+        def skip(reason: str) -> None:
+            log.info("skipping %s: %s", rel, reason)
+            report.skipped.append(Skipped(rel, reason))
+            self.store.record_problem(rel, reason, candidate.size, candidate.mtime_ns)
+
+        if candidate.problem:
+            skip(candidate.problem)
+            return None
+        limit = self.config.max_file_bytes
+        if candidate.size > limit:
+            skip(f"larger than max_file_bytes ({candidate.size} > {limit} bytes)")
+            return None
+        try:
+            with open(candidate.abs_path, "rb") as handle:
+                data = handle.read(limit + 1)
+        except FileNotFoundError:
+            return None  # deleted between listing and reading: the next scan drops it
+        except OSError as exc:
+            skip(f"cannot read: {exc.strerror or exc}")
+            return None
+        if len(data) > limit:
+            skip(f"larger than max_file_bytes (> {limit} bytes)")
+            return None
+        digest = file_hash(data)
+        if not force and row is not None and row.hash == digest and row.error is None:
+            self.store.touch(rel, candidate.size, candidate.mtime_ns)
+            return None
+        if b"\x00" in data:
+            skip("binary file (contains NUL bytes)")
+            return None
+        warning = None
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            text = data.decode("utf-8-sig", errors="replace")
+            warning = f"invalid UTF-8 at byte {exc.start}; undecodable bytes were replaced"
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+        try:
+            note = parse_note(rel, text)
+            chunks = self.chunker.chunk(note)
+        except Exception as exc:  # a parser bug must cost one file, never the run
+            log.exception("cannot parse %s", rel)
+            skip(f"cannot parse: {type(exc).__name__}: {exc}")
+            return None
+        warnings = [w for w in (warning, note.warning) if w]
+        occurrences: dict[str, int] = {}
+        records = []
+        for ordinal, chunk in enumerate(chunks):
+            seen = occurrences.get(chunk.hash, 0)
+            occurrences[chunk.hash] = seen + 1
+            records.append(
+                ChunkRecord(
+                    chunk_id=chunk_id(rel, chunk.hash, seen), ord=ordinal, hash=chunk.hash,
+                    start_line=chunk.start_line, end_line=chunk.end_line,
+                    breadcrumb=chunk.breadcrumb, body=chunk.body,
+                )
+            )
+        record = NoteRecord(
+            path=rel, hash=digest, size=candidate.size, mtime_ns=candidate.mtime_ns, title=note.title,
+            kind=note.kind, note_type=note.note_type, aliases=note.aliases, tags=note.tags,
+            links=note.links, chunks=records, warning="; ".join(warnings) or None,
+        )
+        if record.warning:
+            report.skipped.append(Skipped(rel, f"indexed with a problem: {record.warning}"))
+        return PreparedNote(record, {chunk.hash: chunk.text for chunk in chunks})
+
+
+def _changed(candidate: Candidate, row: FileRow | None) -> bool:
+    if row is None or candidate.problem:
+        return True
+    return row.size != candidate.size or row.mtime_ns != candidate.mtime_ns
+
+
+@dataclass
+class _Batch:
+    """Parsed notes waiting for the model, and the chunk texts of theirs not embedded yet."""
+
+    pipeline: IndexPipeline
+    notes: list[PreparedNote] = field(default_factory=list)
+    missing: dict[str, str] = field(default_factory=dict)  # chunk hash -> text to embed
+
+    @property
+    def full(self) -> bool:
+        return len(self.missing) >= self.pipeline.config.model.batch_size * 4 or len(self.notes) >= 256
+
+    def add(self, prepared: PreparedNote) -> None:
+        self.notes.append(prepared)
+        new = [h for h in prepared.texts if h not in self.missing]
+        stored = self.pipeline.store.known_embeddings(new)
+        for h in new:
+            if h not in stored:
+                self.missing[h] = prepared.texts[h]
+
+    def flush(self, report: IndexReport) -> None:
+        if not self.notes:
+            return
+        # Similar lengths in one model batch waste less padding.
+        hashes = sorted(self.missing, key=lambda h: len(self.missing[h]))
+        vectors: dict[str, np.ndarray] = {}
+        if hashes:
+            embedded = self.pipeline.embedder.embed_passages([self.missing[h] for h in hashes])
+            vectors = dict(zip(hashes, embedded, strict=True))
+            report.embedded += len(hashes)
+        for prepared in self.notes:
+            written, _ = self.pipeline.store.write_note(prepared.record, vectors)
+            report.changed += 1
+            report.reused += written
+        report.reused -= len(hashes)
+        self.notes.clear()
+        self.missing.clear()
