@@ -1,8 +1,9 @@
 """Parse a note into metadata (frontmatter, tags, links) and heading-delimited blocks.
 
-Markdown: YAML frontmatter (title, tags, aliases, type), ATX and setext headings, fenced code
-blocks kept whole, inline `#tags`, `[[wiki links]]` and `[text](relative/links.md)`.
-reStructuredText: underlined titles become headings. Plain text: paragraphs only.
+Markdown: the block structure is CommonMark's (`markdown.py`, markdown-it-py): YAML frontmatter
+(title, tags, aliases, type), ATX and setext headings, code blocks kept whole, lists split by
+item; inline `#tags`, `[[wiki links]]` and `[text](relative/links.md)` are taken from the raw
+text outside code. reStructuredText: underlined titles become headings. Plain text: paragraphs.
 Malformed frontmatter is reported in `ParsedNote.warning` and the body is still indexed.
 """
 
@@ -15,12 +16,13 @@ from urllib.parse import unquote
 
 import yaml
 
+from kbls.indexing.markdown import SourceBlock, parse_markdown
+
 #: frontmatter larger than this is not parsed (a YAML bomb is cheap to write, costly to load).
 MAX_FRONTMATTER_BYTES = 64 * 1024
+#: a closing `---` further down than this is not looked for: the lines are body.
+MAX_FRONTMATTER_LINES = 2000
 
-_ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
-_SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _RST_UNDERLINE = re.compile(r"^([=\-~^\"'`#*+:.<>_])\1{2,}[ \t]*$")
 _TAG = re.compile(r"(?<![\w#&/\]\[(])#([A-Za-z_\u00c0-\uffff][\w/\-\u00c0-\uffff]*)")
 # No `[` inside a link's parts: otherwise a line of `[[[[…` or `[](` repeated makes every
@@ -83,31 +85,23 @@ def _as_str_list(value: object) -> list[str]:
     return []
 
 
-def _frontmatter(lines: list[str]) -> tuple[dict[str, object], int, str | None]:
-    """Return (mapping, first body line, warning)."""
-    if not lines or lines[0].rstrip() != "---":
-        return {}, 0, None
-    for end in range(1, min(len(lines), 2000)):
-        if lines[end].rstrip() in ("---", "..."):
-            break
-    else:
-        return {}, 0, "frontmatter: no closing '---' line; treated as body"
-    raw = "\n".join(lines[1:end])
+def _frontmatter(raw: str) -> tuple[dict[str, object], str | None]:
+    """Return (mapping, warning) for the YAML between the `---` lines."""
     if len(raw.encode("utf-8", "replace")) > MAX_FRONTMATTER_BYTES:
-        return {}, end + 1, f"frontmatter: larger than {MAX_FRONTMATTER_BYTES} bytes; ignored"
+        return {}, f"frontmatter: larger than {MAX_FRONTMATTER_BYTES} bytes; ignored"
     if raw.count("*") > 100 and raw.count("&") > 10:
-        return {}, end + 1, "frontmatter: too many YAML aliases; ignored"
+        return {}, "frontmatter: too many YAML aliases; ignored"
     try:
         data = yaml.safe_load(raw)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 2}" if mark is not None else ""
-        return {}, end + 1, f"frontmatter: malformed YAML{where}: {getattr(exc, 'problem', exc)}"
+        return {}, f"frontmatter: malformed YAML{where}: {getattr(exc, 'problem', exc)}"
     if data is None:
-        return {}, end + 1, None
+        return {}, None
     if not isinstance(data, dict):
-        return {}, end + 1, "frontmatter: not a mapping; ignored"
-    return data, end + 1, None
+        return {}, "frontmatter: not a mapping; ignored"
+    return data, None
 
 
 def _link_target(source_path: str, target: str) -> str | None:
@@ -121,60 +115,22 @@ def _link_target(source_path: str, target: str) -> str | None:
     return joined
 
 
-def _headings_and_blocks_md(lines: list[str], first: int) -> list[tuple[int, int, str, bool]]:
-    """Split markdown into blocks: (start, end, level or 0, heading text or '')."""
-    out: list[tuple[int, int, str, bool]] = []
-    i = first
-    n = len(lines)
-    para_start: int | None = None
-
-    def close_para(end: int) -> None:
-        nonlocal para_start
-        if para_start is not None:
-            out.append((para_start, end, "", False))
-            para_start = None
-
-    while i < n:
-        line = lines[i]
-        fence = _FENCE.match(line)
-        if fence:
-            close_para(i - 1)
-            marker = fence.group(1)
-            j = i + 1
-            while j < n and not lines[j].lstrip().startswith(marker[0] * len(marker)):
-                j += 1
-            end = min(j, n - 1)
-            out.append((i, end, "", False))
-            i = end + 1
-            continue
-        atx = _ATX.match(line)
-        if atx:
-            close_para(i - 1)
-            out.append((i, i, f"{len(atx.group(1))}\t{(atx.group(2) or '').strip()}", True))
-            i += 1
-            continue
-        if (
-            para_start is not None
-            and para_start == i - 1
-            and _SETEXT.match(line)
-            and lines[i - 1].strip()
-        ):
-            level = 1 if line.strip().startswith("=") else 2
-            para_start = None
-            out.append((i - 1, i, f"{level}\t{lines[i - 1].strip()}", True))
-            i += 1
-            continue
-        if not line.strip():
-            close_para(i - 1)
-        elif para_start is None:
-            para_start = i
-        i += 1
-    close_para(n - 1)
-    return out
+def _blocks_md(text: str, lines: list[str]) -> tuple[list[SourceBlock], dict[str, object], str | None, frozenset[int]]:
+    """(blocks, frontmatter mapping, warning, code lines) of a markdown note."""
+    opened = bool(lines) and lines[0].rstrip() == "---"
+    if opened and not any(line.rstrip() in ("---", "...") for line in lines[1:MAX_FRONTMATTER_LINES]):
+        structure = parse_markdown(text, lines, front_matter=False)
+        return structure.blocks, {}, "frontmatter: no closing '---' line; treated as body", structure.code_lines
+    structure = parse_markdown(text, lines)
+    if structure.front_matter is None:
+        return structure.blocks, {}, None, structure.code_lines
+    meta, warning = _frontmatter(structure.front_matter)
+    return structure.blocks, meta, warning, structure.code_lines
 
 
-def _headings_and_blocks_rst(lines: list[str]) -> list[tuple[int, int, str, bool]]:
-    out: list[tuple[int, int, str, bool]] = []
+def _blocks_rst(lines: list[str]) -> list[SourceBlock]:
+    """Paragraphs and underlined titles; levels in the order underline characters first appear."""
+    out: list[SourceBlock] = []
     levels: list[str] = []
     para_start: int | None = None
     i, n = 0, len(lines)
@@ -184,38 +140,38 @@ def _headings_and_blocks_rst(lines: list[str]) -> list[tuple[int, int, str, bool
         underline = _RST_UNDERLINE.match(nxt)
         if line.strip() and underline and len(nxt.rstrip()) >= len(line.rstrip()) and not _RST_UNDERLINE.match(line):
             if para_start is not None:
-                out.append((para_start, i - 1, "", False))
+                out.append(SourceBlock(para_start, i - 1))
                 para_start = None
             char = underline.group(1)
             if char not in levels:
                 levels.append(char)
-            out.append((i, i + 1, f"{min(levels.index(char) + 1, 6)}\t{line.strip()}", True))
+            out.append(SourceBlock(i, i + 1, heading_level=min(levels.index(char) + 1, 6), heading_text=line.strip()))
             i += 2
             continue
         if not line.strip():
             if para_start is not None:
-                out.append((para_start, i - 1, "", False))
+                out.append(SourceBlock(para_start, i - 1))
                 para_start = None
         elif para_start is None:
             para_start = i
         i += 1
     if para_start is not None:
-        out.append((para_start, n - 1, "", False))
+        out.append(SourceBlock(para_start, n - 1))
     return out
 
 
-def _headings_and_blocks_txt(lines: list[str]) -> list[tuple[int, int, str, bool]]:
-    out: list[tuple[int, int, str, bool]] = []
+def _blocks_txt(lines: list[str]) -> list[SourceBlock]:
+    out: list[SourceBlock] = []
     para_start: int | None = None
     for i, line in enumerate(lines):
         if not line.strip():
             if para_start is not None:
-                out.append((para_start, i - 1, "", False))
+                out.append(SourceBlock(para_start, i - 1))
                 para_start = None
         elif para_start is None:
             para_start = i
     if para_start is not None:
-        out.append((para_start, len(lines) - 1, "", False))
+        out.append(SourceBlock(para_start, len(lines) - 1))
     return out
 
 
@@ -224,36 +180,54 @@ def _strip_code(text: str) -> str:
     return re.sub(r"`[^`\n]*`", " ", text)
 
 
+def _text_outside_code(lines: list[str], block: SourceBlock, block_text: str, code_lines: frozenset[int]) -> str:
+    """The block's text without code (inline spans, and fences nested in a list item or quote)."""
+    if code_lines.isdisjoint(range(block.start, block.end + 1)):
+        return _strip_code(block_text)
+    numbered = enumerate(lines[block.start : block.end + 1], block.start)
+    return _strip_code("\n".join(line for number, line in numbered if number not in code_lines))
+
+
+def _links(rel_path: str, text: str) -> list[tuple[str, str]]:
+    out = [("wiki", m.group(1).strip()) for m in _WIKI.finditer(text)]
+    for m in _MDLINK.finditer(text):
+        target = _link_target(rel_path, m.group(1))
+        if target is not None:
+            out.append(("path", target))
+    return out
+
+
+def _title(meta: dict[str, object], blocks: list[SourceBlock], kind: str, lines: list[str], stem: str) -> str:
+    """Frontmatter title, else the first H1, else (plain text) a short first line, else the stem."""
+    title_value = meta.get("title")
+    title = str(title_value).strip() if isinstance(title_value, (str, int, float)) else ""
+    if not title:
+        title = next((b.heading_text for b in blocks if b.heading_level == 1), "")
+    if not title and kind == "txt":
+        first_line = next((line.strip() for line in lines if line.strip()), "")
+        if len(first_line) <= 80:
+            title = first_line  # a plain-text note's first short line reads as its title
+    return title or stem
+
+
 def parse_note(rel_path: str, text: str) -> ParsedNote:
     """Parse `text` of the file at `rel_path` (posix, relative to the root)."""
     kind = kind_of(rel_path)
+    text = text.replace("\r\n", "\n").replace("\r", "\n")  # the markdown parser counts lines so
     lines = text.split("\n")
     stem = posixpath.splitext(posixpath.basename(rel_path))[0]
     meta: dict[str, object] = {}
-    body_start = 0
     warning = None
+    code_lines: frozenset[int] = frozenset()
     if kind == "md":
-        meta, body_start, warning = _frontmatter(lines)
-        raw_blocks = _headings_and_blocks_md(lines, body_start)
+        blocks, meta, warning, code_lines = _blocks_md(text, lines)
     elif kind == "rst":
-        raw_blocks = _headings_and_blocks_rst(lines)
+        blocks = _blocks_rst(lines)
     else:
-        raw_blocks = _headings_and_blocks_txt(lines)
+        blocks = _blocks_txt(lines)
 
-    title_value = meta.get("title")
-    title = str(title_value).strip() if isinstance(title_value, (str, int, float)) else ""
-    first_heading = next((b for b in raw_blocks if b[3] and b[2].split("\t", 1)[0] == "1"), None)
-    if not title and first_heading is not None:
-        title = first_heading[2].split("\t", 1)[1]
-    if not title and kind == "txt":
-        first_line = next((l.strip() for l in lines if l.strip()), "")
-        if len(first_line) <= 80:
-            title = first_line  # a plain-text note's first short line reads as its title
-    if not title:
-        title = stem
-    title_from_name = title == stem
-
-    note = ParsedNote(title=title[:300], kind=kind, warning=warning, title_from_name=title_from_name)
+    title = _title(meta, blocks, kind, lines, stem)
+    note = ParsedNote(title=title[:300], kind=kind, warning=warning, title_from_name=title == stem)
     note_type = meta.get("type")
     note.note_type = str(note_type).strip() if isinstance(note_type, (str, int)) else None
     tags = _as_str_list(meta.get("tags") if "tags" in meta else meta.get("tag"))
@@ -264,37 +238,26 @@ def parse_note(rel_path: str, text: str) -> ParsedNote:
     current = Section(headings=[])
     note.sections.append(current)
     links: list[tuple[str, str]] = []
-    in_code_lines: set[int] = set()
-    for start, end, heading, is_heading in raw_blocks:
-        block_text = "\n".join(lines[start : end + 1])
-        if is_heading:
-            level_s, heading_text = heading.split("\t", 1)
-            level = int(level_s)
+    for block in blocks:
+        block_text = "\n".join(lines[block.start : block.end + 1])
+        if block.heading_level:
+            level, heading = block.heading_level, block.heading_text
             while stack and stack[-1][0] >= level:
                 stack.pop()
             # The note's own H1 is already the title: keep it out of the breadcrumb.
-            if not (level == 1 and heading_text == title and not stack):
-                stack.append((level, heading_text))
+            if not (level == 1 and heading == title and not stack):
+                stack.append((level, heading))
             current = Section(headings=[h for _, h in stack])
             note.sections.append(current)
-            current.blocks.append(Block(start, end, block_text, is_heading=True))
+            current.blocks.append(Block(block.start, block.end, block_text, is_heading=True))
             continue
-        current.blocks.append(Block(start, end, block_text))
-        if kind == "md" and _FENCE.match(lines[start]):
-            in_code_lines.update(range(start, end + 1))
-            continue
-        scan = _strip_code(block_text)
-        if kind == "md":
+        current.blocks.append(Block(block.start, block.end, block_text))
+        if kind == "md" and not block.is_code:
+            scan = _text_outside_code(lines, block, block_text, code_lines)
             tags.extend(m.group(1) for m in _TAG.finditer(scan))
-            links.extend(("wiki", m.group(1).strip()) for m in _WIKI.finditer(scan))
-            for m in _MDLINK.finditer(scan):
-                target = _link_target(rel_path, m.group(1))
-                if target is not None:
-                    links.append(("path", target))
+            links.extend(_links(rel_path, scan))
 
     note.sections = [s for s in note.sections if s.blocks]
-    seen: set[str] = set()
-    note.tags = [t for t in (t.strip().lower() for t in tags) if t and not (t in seen or seen.add(t))]
-    seen_links: set[tuple[str, str]] = set()
-    note.links = [l for l in links if l[1] != rel_path and not (l in seen_links or seen_links.add(l))]
+    note.tags = [tag for tag in dict.fromkeys(t.strip().lower() for t in tags) if tag]
+    note.links = [link for link in dict.fromkeys(links) if link[1] != rel_path]
     return note
