@@ -11,6 +11,7 @@ import {
   type ServerOptions,
 } from "vscode-languageclient/node";
 import * as kb from "./protocol";
+import { parseIndexStatus } from "./wireParse";
 import { isNotFound, locateServer, nodeDeps, type NotFound, type ServerCommand } from "./serverLocator";
 import type { StatusBar } from "./statusBar";
 
@@ -124,7 +125,14 @@ export class KbClient implements vscode.Disposable {
 
   private attach(client: LanguageClient): void {
     this.clientDisposables.push(
-      client.onNotification(kb.Methods.indexStatus, (n: kb.IndexStatusNotification) => {
+      client.onNotification(kb.Methods.indexStatus, (raw: unknown) => {
+        let n: kb.IndexStatusNotification;
+        try {
+          n = parseIndexStatus(raw);
+        } catch (err) {
+          this.log(`${kb.Methods.indexStatus}: ${String(err)}`);
+          return;
+        }
         this.statusBar.indexStatus(n);
         this.indexChanged.fire(n);
         if (n.state === "ready") void this.refreshStatus();

@@ -86,7 +86,7 @@ export function registerCommands(context: vscode.ExtensionContext, kbClient: KbC
       const client = await kbClient.ready();
       if (!client) return;
       try {
-        const result = await kb.reindex(client, { force: true });
+        const result = await kb.reindex(client, kb.reindexParams({ force: true }));
         void vscode.window.showInformationMessage(
           `KB: reindexing — ${result.queued} ${result.queued === 1 ? "file" : "files"} queued.`,
         );

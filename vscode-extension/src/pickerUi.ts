@@ -93,7 +93,7 @@ export function showSearchPicker(sender: () => Promise<kb.RequestSender | undefi
     async run(query, token) {
       const conn = await sender();
       if (!conn) throw new Error("The kbls server is not running.");
-      return kb.search(conn, { query, limit: options.limit }, token);
+      return kb.search(conn, kb.searchParams(query, { limit: options.limit }), token);
     },
     onResults(query, result) {
       lastIndexState = result.index?.state;
@@ -173,8 +173,7 @@ export async function showRelatedPicker(
   try {
     const conn = await sender();
     if (!conn) throw new Error("The kbls server is not running.");
-    const params: kb.RelatedParams = { uri: options.uri.toString(), limit: options.limit };
-    if (options.position) params.position = { line: options.position.line, character: options.position.character };
+    const params = kb.relatedParams(options.uri.toString(), options.position, options.limit);
     const result = await kb.related(conn, params, cts.token);
     qp.items =
       result.hits.length > 0

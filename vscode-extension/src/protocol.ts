@@ -1,5 +1,13 @@
-// Wire types of the `kb/*` protocol (docs/protocol.md). Kept free of any `vscode` import so the
-// unit and protocol tests can load the compiled module under plain node.
+// Wire types of the `kb/*` protocol (docs/protocol.md, docs/protocol.schema.json), the contract
+// constants (modes, limit range, query cap: the TypeScript's one copy of server/kbls/limits.py),
+// the request builders and the typed requests. Kept free of any `vscode` import so the unit and
+// protocol tests can load the compiled module under plain node; test/unit/schema.test.js checks
+// the builders and parsers against the JSON Schema the server exports.
+import { MAX_LIMIT, MAX_QUERY_LENGTH, MIN_LIMIT, SEARCH_MODES, type IndexState, type SearchMode } from "./limits";
+import { parseReindexResult, parseSearchResult, parseStatusResult, WireError } from "./wireParse";
+
+export { INDEX_STATES, MAX_LIMIT, MAX_QUERY_LENGTH, MIN_LIMIT, SEARCH_MODES } from "./limits";
+export type { IndexState, SearchMode } from "./limits";
 
 export interface Position {
   line: number;
@@ -30,8 +38,6 @@ export interface Hit {
   more: number;
 }
 
-export type IndexState = "loading" | "indexing" | "ready" | "error";
-
 export interface IndexInfo {
   state: IndexState;
   pending: number;
@@ -42,8 +48,6 @@ export interface SearchFilters {
   tags?: string[];
   types?: string[];
 }
-
-export type SearchMode = "hybrid" | "semantic" | "lexical";
 
 export interface SearchParams {
   query: string;
@@ -65,6 +69,17 @@ export interface RelatedParams {
   limit?: number;
 }
 
+export interface SqliteInfo {
+  module: string;
+  version: string;
+  vec: string;
+}
+
+export interface FileProblem {
+  path: string;
+  reason: string;
+}
+
 export interface RootStatus {
   uri: string;
   store: string;
@@ -73,8 +88,8 @@ export interface RootStatus {
   chunks: number;
   model: string;
   dimension: number;
-  sqlite?: { module?: string; version?: string; vec?: string };
-  errors: { path: string; reason: string }[];
+  sqlite: SqliteInfo;
+  errors: FileProblem[];
 }
 
 export interface StatusResult {
@@ -100,9 +115,9 @@ export interface ReindexResult {
 export interface IndexStatusNotification {
   state: IndexState;
   pending: number;
-  files?: number;
-  chunks?: number;
-  message?: string;
+  files: number;
+  chunks: number;
+  message: string;
 }
 
 export const Methods = {
@@ -113,8 +128,56 @@ export const Methods = {
   indexStatus: "kb/indexStatus",
 } as const;
 
-/** Maximum query length the server accepts (characters). */
-export const MAX_QUERY_LENGTH = 4096;
+/** A limit the server accepts: an integer in MIN_LIMIT..MAX_LIMIT (a setting may say 0 or 1e6). */
+export function clampLimit(limit: number): number {
+  if (!Number.isFinite(limit)) return MAX_LIMIT;
+  return Math.min(MAX_LIMIT, Math.max(MIN_LIMIT, Math.round(limit)));
+}
+
+/** Trims a query to what the server accepts; syntax such as `tag:` passes through untouched. */
+export function normalizeQuery(raw: string): string {
+  const q = raw.trim();
+  return q.length > MAX_QUERY_LENGTH ? q.slice(0, MAX_QUERY_LENGTH) : q;
+}
+
+export function isSearchMode(value: unknown): value is SearchMode {
+  return typeof value === "string" && (SEARCH_MODES as readonly string[]).includes(value);
+}
+
+export interface SearchOptions {
+  limit?: number;
+  mode?: SearchMode;
+  filters?: SearchFilters;
+  groupByFile?: boolean;
+}
+
+/** The params of `kb/search`: the query cut to the cap, the limit clamped, unset options left out. */
+export function searchParams(query: string, options: SearchOptions = {}): SearchParams {
+  const params: SearchParams = { query: normalizeQuery(query) };
+  if (options.limit !== undefined) params.limit = clampLimit(options.limit);
+  if (options.mode !== undefined) {
+    if (!isSearchMode(options.mode)) throw new Error(`unknown search mode "${String(options.mode)}" (one of ${SEARCH_MODES.join(", ")})`);
+    params.mode = options.mode;
+  }
+  if (options.filters) params.filters = options.filters;
+  if (options.groupByFile !== undefined) params.groupByFile = options.groupByFile;
+  return params;
+}
+
+/** The params of `kb/related`: the note, the cursor when there is one, the clamped limit. */
+export function relatedParams(uri: string, position: Position | undefined, limit: number): RelatedParams {
+  const params: RelatedParams = { uri, limit: clampLimit(limit) };
+  if (position) params.position = { line: Math.max(0, position.line), character: Math.max(0, position.character) };
+  return params;
+}
+
+/** The params of `kb/reindex`. */
+export function reindexParams(options: { force?: boolean; uris?: string[] } = {}): ReindexParams {
+  const params: ReindexParams = {};
+  if (options.force !== undefined) params.force = options.force;
+  if (options.uris) params.uris = options.uris;
+  return params;
+}
 
 /** JSON-RPC error code the server answers a cancelled request with. */
 export const REQUEST_CANCELLED = -32800;
@@ -143,12 +206,29 @@ function send<R>(
   return token ? conn.sendRequest<R>(method, params, token) : conn.sendRequest<R>(method, params);
 }
 
+/** Sends a request and reads its answer with `parse`; a malformed answer names the method and field. */
+async function request<R>(
+  conn: RequestSender,
+  method: string,
+  params: unknown,
+  token: CancellationTokenLike | undefined,
+  parse: (value: unknown) => R,
+): Promise<R> {
+  const value = await send<unknown>(conn, method, params, token);
+  try {
+    return parse(value);
+  } catch (err) {
+    if (err instanceof WireError) err.message = `${method}: ${err.message}`;
+    throw err;
+  }
+}
+
 export function search(
   conn: RequestSender,
   params: SearchParams,
   token?: CancellationTokenLike,
 ): Promise<SearchResult> {
-  return send<SearchResult>(conn, Methods.search, params, token);
+  return request(conn, Methods.search, params, token, parseSearchResult);
 }
 
 export function related(
@@ -156,11 +236,11 @@ export function related(
   params: RelatedParams,
   token?: CancellationTokenLike,
 ): Promise<SearchResult> {
-  return send<SearchResult>(conn, Methods.related, params, token);
+  return request(conn, Methods.related, params, token, parseSearchResult);
 }
 
 export function status(conn: RequestSender, token?: CancellationTokenLike): Promise<StatusResult> {
-  return send<StatusResult>(conn, Methods.status, {}, token);
+  return request(conn, Methods.status, {}, token, parseStatusResult);
 }
 
 export function reindex(
@@ -168,7 +248,7 @@ export function reindex(
   params: ReindexParams,
   token?: CancellationTokenLike,
 ): Promise<ReindexResult> {
-  return send<ReindexResult>(conn, Methods.reindex, params, token);
+  return request(conn, Methods.reindex, params, token, parseReindexResult);
 }
 
 /** True for the error a request gets when it was cancelled (by us or superseded). */

@@ -3,7 +3,9 @@
 // requests and never lets an older answer replace a newer one. `pickerUi.ts` wires it to a
 // QuickPick.
 import { CancellationSource } from "./cancellation";
-import { isCancellation, MAX_QUERY_LENGTH, type CancellationTokenLike, type Hit, type Range } from "./protocol";
+import { isCancellation, normalizeQuery, type CancellationTokenLike, type Hit, type Range } from "./protocol";
+
+export { normalizeQuery };
 
 export interface HitItem {
   label: string;
@@ -108,12 +110,6 @@ export function emptyMessage(query: string, indexState?: string): string {
  */
 export function shouldRefresh(shownState: string | undefined, newState: string): boolean {
   return newState === "ready" && shownState !== undefined && shownState !== "ready";
-}
-
-/** Trims a query to what the server accepts; syntax such as `tag:` passes through untouched. */
-export function normalizeQuery(raw: string): string {
-  const q = raw.trim();
-  return q.length > MAX_QUERY_LENGTH ? q.slice(0, MAX_QUERY_LENGTH) : q;
 }
 
 export interface Timers {

@@ -57,9 +57,11 @@ export function applyIndexStatus(s: StatusSnapshot, n: IndexStatusNotification):
 }
 
 export function applyStatusResult(s: StatusSnapshot, r: StatusResult): void {
-  s.files = r.roots.reduce((a, root) => a + (root.files ?? 0), 0);
-  s.chunks = r.roots.reduce((a, root) => a + (root.chunks ?? 0), 0);
-  s.index = { ...(s.index ?? {}), state: r.state, pending: r.queue };
+  const files = r.roots.reduce((a, root) => a + root.files, 0);
+  const chunks = r.roots.reduce((a, root) => a + root.chunks, 0);
+  s.files = files;
+  s.chunks = chunks;
+  s.index = { state: r.state, pending: r.queue, files, chunks, message: s.index?.message ?? "" };
 }
 
 export function renderStatus(s: StatusSnapshot): StatusView {

@@ -12,6 +12,9 @@ const { locateServer, nodeDeps, isNotFound } = require("../../out/serverLocator.
 const { makeWorkspace, lineOf, NOTES } = require("../helpers/workspace.js");
 const { startServer, sender } = require("../helpers/server.js");
 const { KBLS, kblsAvailable } = require("../helpers/repo.js");
+const { loadSchema, validate } = require("../helpers/jsonSchema.js");
+
+const schema = loadSchema();
 
 const NOTE_COUNT = Object.keys(NOTES).length;
 const skip = kblsAvailable() ? false : `${KBLS} is missing (make venv)`;
@@ -211,6 +214,25 @@ test("kb/* protocol against the real kbls serve", { skip, timeout: 240000 }, asy
       assert.ok(["loading", "indexing", "ready", "error"].includes(n.state), JSON.stringify(n));
       assert.equal(typeof n.pending, "number");
     }
+  });
+
+  await t.test("the real server's answers match docs/protocol.schema.json exactly (no field missing or extra)", async () => {
+    const check = (schemaPart, value, what) =>
+      assert.deepEqual(validate(schemaPart, value, schema, { strict: true }), [], `${what}: ${JSON.stringify(value).slice(0, 500)}`);
+    const requests = [
+      ["kb/search", kb.searchParams("who owns the heap data", { limit: 3, mode: "hybrid", groupByFile: true })],
+      ["kb/search", kb.searchParams("tag:rust borrowing", { filters: { paths: ["rust/**"] } })],
+      ["kb/related", kb.relatedParams(uriOf("rust/ownership.md"), { line: 8, character: 0 }, 3)],
+      ["kb/status", {}],
+      ["kb/reindex", kb.reindexParams({ uris: [uriOf("rust/ownership.md")] })],
+    ];
+    for (const [method, params] of requests) {
+      if (schema.methods[method].params) check(schema.methods[method].params, params, `${method} params`);
+      const raw = await server.conn.sendRequest(method, params);
+      check(schema.methods[method].result, raw, `${method} result`);
+    }
+    for (const n of server.events.indexStatus) check(schema.notifications["kb/indexStatus"].params, n, "kb/indexStatus");
+    await server.waitIndexed(NOTE_COUNT);
   });
 
   await t.test("didSave of an edited note re-indexes it", async () => {
