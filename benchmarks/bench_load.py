@@ -32,8 +32,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from tests.reliability.helpers import make_corpus, note_text, write_config  # noqa: E402
-from tests.reliability.lsp_client import Daemon  # noqa: E402
+from tests.support.corpus import make_corpus, note_text, write_config  # noqa: E402
+from tests.support.lsp_client import LspSession  # noqa: E402
 
 from doc_section import replace_section  # noqa: E402
 
@@ -66,7 +66,7 @@ class Phase:
         return len(self.latencies_ms) / self.seconds if self.seconds else 0.0
 
 
-def load(daemon: Daemon, phase: Phase, requests: int, inflight: int, watch_indexing: bool = False) -> Phase:
+def load(daemon: LspSession, phase: Phase, requests: int, inflight: int, watch_indexing: bool = False) -> Phase:
     """Send `requests` kb/search, keeping `inflight` outstanding; record each latency or error."""
     sent = 0
     pending: dict[concurrent.futures.Future, float] = {}
@@ -76,7 +76,7 @@ def load(daemon: Daemon, phase: Phase, requests: int, inflight: int, watch_index
     while sent < requests or pending:
         while sent < requests and len(pending) < inflight:
             query = QUERIES[sent % len(QUERIES)]
-            pending[daemon.submit("kb/search", {"query": query, "limit": 10})] = time.perf_counter()
+            pending[daemon.send("kb/search", {"query": query, "limit": 10})] = time.perf_counter()
             sent += 1
         done, _ = concurrent.futures.wait(list(pending), timeout=60, return_when=concurrent.futures.FIRST_COMPLETED)
         if not done:
@@ -105,7 +105,8 @@ def run(requests: int = 2000, inflight: int = 8, notes: int = 300, new_notes: in
     root = workdir / "notes"
     make_corpus(root, notes)
     write_config(root, store=str(workdir / "store"))
-    daemon = Daemon([root], workdir, name="load")
+    # as an editor runs it: INFO log, no progress capability (the figures in docs/benchmarks.md)
+    daemon = LspSession([root], workdir, name="load", progress=False, log_level="INFO")
     try:
         daemon.wait_ready(timeout=1800)
         load(daemon, Phase("warm-up"), 50, inflight)
@@ -116,16 +117,16 @@ def run(requests: int = 2000, inflight: int = 8, notes: int = 300, new_notes: in
         (root / "incoming").mkdir()
         for i in range(new_notes):
             (root / "incoming" / f"new-{i:04d}.md").write_text(note_text(100_000 + i, rng))
-        daemon.wait_for(lambda: daemon.status()["state"] == "indexing", 60, "indexing to start")
+        daemon.wait_for(lambda: daemon.status().state == "indexing", 60, "indexing to start")
         busy = load(daemon, Phase("indexing"), requests, inflight, watch_indexing=True)
-        still_indexing = daemon.status()["state"] == "indexing"
+        still_indexing = daemon.status().state == "indexing"
         status = daemon.status()
     finally:
         daemon.close()
     return {
         "requests": requests, "inflight": inflight, "notes": notes, "new_notes": new_notes,
         "idle": idle, "indexing": busy, "still_indexing_at_end": still_indexing,
-        "files_at_end": status["roots"][0]["files"] if status["roots"] else 0,
+        "files_at_end": status.roots[0].files if status.roots else 0,
         "ratio_p99": busy.pct(99) / idle.pct(99) if idle.latencies_ms else float("inf"),
     }
 

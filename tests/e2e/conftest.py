@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-from .harness import Session, make_workspace
+from tests.support.corpus import make_workspace
+from tests.support.lsp_client import LspSession
 
 
 @pytest.fixture
@@ -15,8 +16,8 @@ def workspace(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def session(workspace: Path, tmp_path: Path):
-    s = Session([workspace], tmp_path)
+def session(workspace: Path, tmp_path: Path) -> Iterator[LspSession]:
+    s = LspSession([workspace], tmp_path)
     try:
         yield s
     finally:
@@ -24,7 +25,7 @@ def session(workspace: Path, tmp_path: Path):
 
 
 @pytest.fixture
-def ready(session: Session) -> Session:
+def ready(session: LspSession) -> LspSession:
     session.wait_ready()
     return session
 
@@ -35,9 +36,9 @@ def module_workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def shared_session(module_workspace: Path, tmp_path_factory: pytest.TempPathFactory):
+def shared_session(module_workspace: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LspSession]:
     """One daemon for a module's read-only tests (starting one costs seconds on two cores)."""
-    s = Session([module_workspace], tmp_path_factory.mktemp("shared-logs"))
+    s = LspSession([module_workspace], tmp_path_factory.mktemp("shared-logs"))
     try:
         yield s
     finally:
@@ -45,6 +46,6 @@ def shared_session(module_workspace: Path, tmp_path_factory: pytest.TempPathFact
 
 
 @pytest.fixture
-def shared(shared_session: Session) -> Session:
+def shared(shared_session: LspSession) -> LspSession:
     shared_session.wait_ready()
     return shared_session

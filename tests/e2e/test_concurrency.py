@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 from pygls.exceptions import JsonRpcRequestCancelled
-
-from .harness import Session, write_notes
+from tests.support.corpus import write_notes
+from tests.support.lsp_client import LspSession
 
 
 def test_two_daemons_on_one_root_both_answer_while_one_indexes(workspace: Path, tmp_path: Path) -> None:
     write_notes(workspace, 60)
-    first = Session([workspace], tmp_path, name="first")
-    second = Session([workspace], tmp_path, name="second")
+    first = LspSession([workspace], tmp_path, name="first")
+    second = LspSession([workspace], tmp_path, name="second")
     try:
         answered_while_indexing = {"first": 0, "second": 0}
         slowest = 0.0
@@ -47,7 +47,7 @@ def test_two_daemons_on_one_root_both_answer_while_one_indexes(workspace: Path, 
         second.close()
 
 
-def test_cancelled_search_gets_no_result(ready: Session) -> None:
+def test_cancelled_search_gets_no_result(ready: LspSession) -> None:
     long_query = " ".join(["ownership borrowing reference lifetime move clone"] * 80)
     slow = ready.send("kb/search", {"query": long_query, "limit": 200}, "slow-1")
     superseded = ready.send("kb/search", {"query": "sourdough starter"}, "superseded-1")

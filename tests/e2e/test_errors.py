@@ -6,8 +6,7 @@ from pathlib import Path
 
 import pytest
 from pygls.exceptions import JsonRpcInvalidParams
-
-from .harness import Session
+from tests.support.lsp_client import LspSession
 
 
 @pytest.mark.parametrize(
@@ -23,14 +22,14 @@ from .harness import Session
         (["positional"], "params"),
     ],
 )
-def test_invalid_search_params_get_invalid_params(shared: Session, params: object, names: str) -> None:
+def test_invalid_search_params_get_invalid_params(shared: LspSession, params: object, names: str) -> None:
     with pytest.raises(JsonRpcInvalidParams) as caught:
         shared.raw_request("kb/search", params)
     assert names in str(caught.value)
     assert shared.paths_found("sourdough starter", limit=1) == ["cooking/sourdough.md"]
 
 
-def test_uri_outside_every_root_is_refused(shared: Session, tmp_path: Path) -> None:
+def test_uri_outside_every_root_is_refused(shared: LspSession, tmp_path: Path) -> None:
     outside = tmp_path / "secret.md"
     outside.write_text("# Secret\n\nnot for the index\n", encoding="utf-8")
     with pytest.raises(JsonRpcInvalidParams) as caught:
@@ -43,14 +42,14 @@ def test_uri_outside_every_root_is_refused(shared: Session, tmp_path: Path) -> N
     assert shared.status().roots[0].files == 7
 
 
-def test_malformed_standard_request_gets_invalid_params(shared: Session, module_workspace: Path) -> None:
+def test_malformed_standard_request_gets_invalid_params(shared: LspSession, module_workspace: Path) -> None:
     uri = (module_workspace / "rust" / "borrowing.md").as_uri()
     with pytest.raises(JsonRpcInvalidParams):
         shared.raw_request("textDocument/hover", {"textDocument": {"uri": uri}})
     assert shared.status().state == "ready"
 
 
-def test_hover_outside_the_roots_is_empty(shared: Session, tmp_path: Path) -> None:
+def test_hover_outside_the_roots_is_empty(shared: LspSession, tmp_path: Path) -> None:
     assert shared.raw_request(
         "textDocument/hover",
         {"textDocument": {"uri": (tmp_path / "x.md").as_uri()}, "position": {"line": 0, "character": 0}},
@@ -58,7 +57,7 @@ def test_hover_outside_the_roots_is_empty(shared: Session, tmp_path: Path) -> No
 
 
 def test_invalid_initialization_options_fall_back_to_defaults(workspace: Path, tmp_path: Path) -> None:
-    session = Session([workspace], tmp_path, init_options={"search": {"limit": "many"}})
+    session = LspSession([workspace], tmp_path, init_options={"search": {"limit": "many"}})
     try:
         session.wait_ready()
         shown = [p for m, p in session.notifications if m == "window/showMessage"]
@@ -70,7 +69,7 @@ def test_invalid_initialization_options_fall_back_to_defaults(workspace: Path, t
 
 
 def test_initialization_options_override_config(workspace: Path, tmp_path: Path) -> None:
-    session = Session([workspace], tmp_path, init_options={"search": {"limit": 2, "mode": "lexical"}})
+    session = LspSession([workspace], tmp_path, init_options={"search": {"limit": 2, "mode": "lexical"}})
     try:
         session.wait_ready()
         result = session.search("flour water dough bread")
@@ -82,7 +81,7 @@ def test_initialization_options_override_config(workspace: Path, tmp_path: Path)
 
 def test_empty_array_initialization_options_are_no_options(workspace: Path, tmp_path: Path) -> None:
     """Neovim sends an empty Lua table as `[]`: that means "no options", not a user error."""
-    session = Session([workspace], tmp_path, init_options=[])
+    session = LspSession([workspace], tmp_path, init_options=[])
     try:
         session.wait_ready()
         shown = [p for m, p in session.notifications if m == "window/showMessage"]

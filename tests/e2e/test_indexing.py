@@ -6,7 +6,7 @@ import os
 import time
 from pathlib import Path
 
-from .harness import Session
+from tests.support.lsp_client import LspSession
 
 WATCH_TIMEOUT = 20.0
 
@@ -41,7 +41,7 @@ def _write(path: Path, text: str) -> None:
     path.write_text(text, encoding="utf-8")
 
 
-def test_saved_edit_is_found_and_only_changed_chunks_are_embedded(shared: Session, module_workspace: Path) -> None:
+def test_saved_edit_is_found_and_only_changed_chunks_are_embedded(shared: LspSession, module_workspace: Path) -> None:
     note = module_workspace / "sea" / "lighthouse.md"
     _write(note, LONG_NOTE)
     shared.wait_for(lambda: shared.paths_found("fog signal compressor", limit=1) == ["sea/lighthouse.md"],
@@ -64,7 +64,7 @@ def test_saved_edit_is_found_and_only_changed_chunks_are_embedded(shared: Sessio
     assert after.roots[0].chunks == before.roots[0].chunks
 
 
-def test_file_written_by_another_process_is_found_after_the_debounce(shared: Session, module_workspace: Path) -> None:
+def test_file_written_by_another_process_is_found_after_the_debounce(shared: LspSession, module_workspace: Path) -> None:
     _write(module_workspace / "garden" / "tomatoes.md", "# Tomatoes\n\nPinch out the side shoots of cordon tomato plants weekly.\n")
     found = shared.wait_for(
         lambda: "garden/tomatoes.md" in shared.paths_found("side shoots of cordon tomatoes", limit=3),
@@ -73,7 +73,7 @@ def test_file_written_by_another_process_is_found_after_the_debounce(shared: Ses
     assert found
 
 
-def test_deleted_file_disappears_from_results(shared: Session, module_workspace: Path) -> None:
+def test_deleted_file_disappears_from_results(shared: LspSession, module_workspace: Path) -> None:
     assert "cooking/pasta.md" in shared.paths_found("tagliatelle", mode="lexical")
     (module_workspace / "cooking" / "pasta.md").unlink()
     shared.wait_for(
@@ -82,7 +82,7 @@ def test_deleted_file_disappears_from_results(shared: Session, module_workspace:
     )
 
 
-def test_moved_folder_is_found_under_its_new_path(shared: Session, module_workspace: Path) -> None:
+def test_moved_folder_is_found_under_its_new_path(shared: LspSession, module_workspace: Path) -> None:
     os.rename(module_workspace / "travel", module_workspace / "trips")
     shared.wait_for(
         lambda: shared.paths_found("shinkansen rail pass", mode="lexical")[:1] == ["trips/japan.md"],
@@ -91,7 +91,7 @@ def test_moved_folder_is_found_under_its_new_path(shared: Session, module_worksp
     assert all(not p.startswith("travel/") for p in shared.paths_found("rail pass passport", mode="lexical"))
 
 
-def test_excluded_files_are_not_indexed(shared: Session, module_workspace: Path) -> None:
+def test_excluded_files_are_not_indexed(shared: LspSession, module_workspace: Path) -> None:
     _write(module_workspace / "node_modules" / "pkg" / "readme.md", "# Pkg\n\nzanzibar quokka marmalade\n")
     _write(module_workspace / "garden" / "notes.bin", "zanzibar quokka marmalade")
     _write(module_workspace / "garden" / "plan.md", "# Plan\n\nzanzibar quokka marmalade\n")
@@ -99,7 +99,7 @@ def test_excluded_files_are_not_indexed(shared: Session, module_workspace: Path)
     assert shared.paths_found("zanzibar quokka marmalade", mode="lexical") == ["garden/plan.md"]
 
 
-def test_reading_files_does_not_trigger_indexing_again(shared: Session) -> None:
+def test_reading_files_does_not_trigger_indexing_again(shared: LspSession) -> None:
     # A forced re-index reads every file: those reads (opened / closed_no_write events) must not
     # come back as changes, or the daemon would index forever.
     shared.request("kb/reindex", {"force": True})
@@ -111,7 +111,7 @@ def test_reading_files_does_not_trigger_indexing_again(shared: Session) -> None:
     assert shared.status().state == "ready"
 
 
-def test_changed_config_is_applied_without_a_restart(shared: Session, module_workspace: Path) -> None:
+def test_changed_config_is_applied_without_a_restart(shared: LspSession, module_workspace: Path) -> None:
     config = module_workspace / ".kbls.yaml"
     original = config.read_text()
     config.write_text(original + "exclude: ['cooking/']\n", encoding="utf-8")
@@ -128,7 +128,7 @@ def test_changed_config_is_applied_without_a_restart(shared: Session, module_wor
     )
 
 
-def test_gitignore_edit_drops_and_restores_the_files_it_names(shared: Session, module_workspace: Path) -> None:
+def test_gitignore_edit_drops_and_restores_the_files_it_names(shared: LspSession, module_workspace: Path) -> None:
     """A .gitignore change is a rescan: newly ignored notes leave the index, and come back."""
     gitignore = module_workspace / ".gitignore"
     _write(module_workspace / "garden" / "compost.md", "# Compost\n\nTurn the heap of wormcast and leaf mould monthly.\n")

@@ -5,11 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from lsprotocol import types
+from tests.support.lsp_client import LspSession, plain
 
-from .harness import Session, plain
 
-
-def test_request_before_the_model_is_ready_is_answered(shared_session: Session) -> None:
+def test_request_before_the_model_is_ready_is_answered(shared_session: LspSession) -> None:
     # The first request of the module, sent right after initialize: the model is still loading;
     # the answer must come anyway.
     result = shared_session.search("who owns a value after a move")
@@ -17,7 +16,7 @@ def test_request_before_the_model_is_ready_is_answered(shared_session: Session) 
     assert isinstance(result.hits, list)
 
 
-def test_initialize_announces_capabilities(shared_session: Session) -> None:
+def test_initialize_announces_capabilities(shared_session: LspSession) -> None:
     session = shared_session
     caps = session.initialize_result.capabilities
     assert caps.hover_provider
@@ -28,7 +27,7 @@ def test_initialize_announces_capabilities(shared_session: Session) -> None:
     assert session.initialize_result.server_info.name == "kbls"
 
 
-def test_initial_scan_reports_progress_from_begin_to_end(shared: Session) -> None:
+def test_initial_scan_reports_progress_from_begin_to_end(shared: LspSession) -> None:
     session = shared
     session.wait_for(lambda: any(kind == "end" for kind, _ in session.progress), what="progress end")
     kinds = [kind for kind, _ in session.progress]
@@ -40,7 +39,7 @@ def test_initial_scan_reports_progress_from_begin_to_end(shared: Session) -> Non
     assert reports[-1]["message"].endswith("files")
 
 
-def test_index_status_notifications_end_ready(shared: Session) -> None:
+def test_index_status_notifications_end_ready(shared: LspSession) -> None:
     states = [s["state"] for s in shared.statuses()]
     assert states[0] == "loading"
     assert "indexing" in states
@@ -49,7 +48,7 @@ def test_index_status_notifications_end_ready(shared: Session) -> None:
     assert last["files"] == 7 and last["chunks"] > 0 and last["pending"] == 0
 
 
-def test_search_finds_the_expected_note(shared: Session) -> None:
+def test_search_finds_the_expected_note(shared: LspSession) -> None:
     result = shared.search("only one mutable reference to a piece of data", limit=3)
     assert result.index.state == "ready"
     assert result.hits[0].path == "rust/borrowing.md"
@@ -60,20 +59,20 @@ def test_search_finds_the_expected_note(shared: Session) -> None:
     assert result.took_ms >= 0
 
 
-def test_search_query_syntax_filters_by_path(shared: Session) -> None:
+def test_search_query_syntax_filters_by_path(shared: LspSession) -> None:
     result = shared.search("path:cooking/** bread dough")
     assert result.hits
     assert all(hit.path.startswith("cooking/") for hit in result.hits)
 
 
-def test_search_filters_param_and_group_by_file(shared: Session) -> None:
+def test_search_filters_param_and_group_by_file(shared: LspSession) -> None:
     result = shared.search("ownership", filters={"tags": ["rust"]}, groupByFile=True)
     paths = [hit.path for hit in result.hits]
     assert paths and len(paths) == len(set(paths))
     assert set(paths) <= {"rust/ownership.md", "rust/borrowing.md"}
 
 
-def test_related_never_lists_the_note_itself(shared: Session, module_workspace: Path) -> None:
+def test_related_never_lists_the_note_itself(shared: LspSession, module_workspace: Path) -> None:
     uri = (module_workspace / "rust" / "borrowing.md").as_uri()
     result = shared.request("kb/related", {"uri": uri, "position": {"line": 10, "character": 0}})
     paths = [hit["path"] for hit in result["hits"]]
@@ -83,7 +82,7 @@ def test_related_never_lists_the_note_itself(shared: Session, module_workspace: 
     assert result["index"]["state"] == "ready"
 
 
-def test_hover_lists_related_notes_as_markdown_links(shared: Session, module_workspace: Path) -> None:
+def test_hover_lists_related_notes_as_markdown_links(shared: LspSession, module_workspace: Path) -> None:
     uri = (module_workspace / "rust" / "borrowing.md").as_uri()
     params = types.HoverParams(
         text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=10, character=0)
@@ -96,7 +95,7 @@ def test_hover_lists_related_notes_as_markdown_links(shared: Session, module_wor
     assert "](file://" in text and " — " in text
 
 
-def test_workspace_symbol_answers_with_hits(shared: Session) -> None:
+def test_workspace_symbol_answers_with_hits(shared: LspSession) -> None:
     params = types.WorkspaceSymbolParams(query="wild yeast starter")
     symbols = shared._run(shared.client.workspace_symbol_async(params))
     assert symbols
@@ -105,7 +104,7 @@ def test_workspace_symbol_answers_with_hits(shared: Session) -> None:
     assert "Sourdough" in symbols[0].name
 
 
-def test_status_reports_roots_store_and_model(shared: Session, module_workspace: Path) -> None:
+def test_status_reports_roots_store_and_model(shared: LspSession, module_workspace: Path) -> None:
     status = shared.status()
     assert status.state == "ready" and status.queue == 0
     assert status.dimension == 384 and "MiniLM" in status.model
@@ -118,7 +117,7 @@ def test_status_reports_roots_store_and_model(shared: Session, module_workspace:
     assert status.embedded_since_start == root.chunks
 
 
-def test_reindex_reports_progress_and_reuses_vectors(shared: Session) -> None:
+def test_reindex_reports_progress_and_reuses_vectors(shared: LspSession) -> None:
     before = shared.status()
     ends = sum(1 for kind, _ in shared.progress if kind == "end")
     queued = shared.request("kb/reindex", {"force": True})
@@ -129,7 +128,7 @@ def test_reindex_reports_progress_and_reuses_vectors(shared: Session) -> None:
     assert after.reused_since_start > before.reused_since_start
 
 
-def test_log_messages_reach_the_client(shared: Session) -> None:
+def test_log_messages_reach_the_client(shared: LspSession) -> None:
     messages = [p for m, p in shared.notifications if m == "window/logMessage"]
     assert any("chunks embedded" in m for m in messages)
     assert plain(None) is None

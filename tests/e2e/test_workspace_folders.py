@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from lsprotocol import types
-
-from .harness import Session, make_workspace
+from tests.support.corpus import make_workspace
+from tests.support.lsp_client import LspSession
 
 GARDEN = "# Tomatoes\n\nPinch out the side shoots of cordon tomato plants every week in summer.\n"
 
@@ -21,7 +21,7 @@ def _garden(tmp_path: Path, name: str) -> Path:
 
 def test_every_folder_is_searched_and_hits_merged(tmp_path: Path) -> None:
     notes, garden = make_workspace(tmp_path), _garden(tmp_path, "garden")
-    session = Session([notes, garden], tmp_path)
+    session = LspSession([notes, garden], tmp_path)
     try:
         status = session.wait_ready()
         assert [r.uri for r in status.roots] == [notes.as_uri(), garden.as_uri()]
@@ -37,7 +37,7 @@ def test_every_folder_is_searched_and_hits_merged(tmp_path: Path) -> None:
 
 def test_folders_added_and_removed_at_run_time(tmp_path: Path) -> None:
     notes, garden = make_workspace(tmp_path), _garden(tmp_path, "garden")
-    session = Session([notes], tmp_path)
+    session = LspSession([notes], tmp_path)
     try:
         session.wait_ready()
         assert "veg/tomatoes.md" not in session.paths_found("cordon tomato plants", mode="lexical")

@@ -7,10 +7,9 @@ import subprocess
 import sys
 
 import pytest
+from tests.support.corpus import write
 
 from kbls.cli import main
-
-from .conftest import write
 
 NOTES = {
     "rust/ownership.md": "# Ownership\n\nEvery value has a single owner; when the owner goes out of scope the value is dropped.\n",

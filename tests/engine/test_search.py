@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import msgspec
 import pytest
+from tests.support.corpus import write
 
 from kbls.engine import Engine
 from kbls.errors import QueryError
 from kbls.storage.store import Filters
-
-from .conftest import write
 
 
 # -- quality on a small corpus ---------------------------------------------------------------

@@ -16,16 +16,10 @@ import time
 from pathlib import Path
 
 import pytest
-from tests.reliability.helpers import (
-    KBLS,
-    check_store,
-    child_env,
-    make_corpus,
-    note_text,
-    sized,
-    write_config,
-)
-from tests.reliability.lsp_client import Daemon
+from tests.support.corpus import make_corpus, note_text, sized, write_config
+from tests.support.lsp_client import LspSession
+from tests.support.processes import KBLS, child_env
+from tests.support.store_check import check_store
 
 from kbls.engine import Engine
 
@@ -71,7 +65,7 @@ class Editor(threading.Thread):
 class Searcher(threading.Thread):
     """Sends kb/search and kb/status to the daemons in turn; keeps every failure."""
 
-    def __init__(self, daemons: list[Daemon]) -> None:
+    def __init__(self, daemons: list[LspSession]) -> None:
         super().__init__(daemon=True)
         self.daemons = daemons
         self.stop = threading.Event()
@@ -111,7 +105,7 @@ def test_three_daemons_and_kbls_index_share_a_root_under_edits(tmp_path: Path, e
     make_corpus(root, sized(60, 200))
     write_config(root)
     store = root / ".kbls-store"
-    daemons = [Daemon([root], tmp_path, name=f"d{i}") for i in range(3)]
+    daemons = [LspSession([root], tmp_path, name=f"d{i}") for i in range(3)]
     editor, searcher = Editor(root), Searcher(daemons)
     cli_failures: list[str] = []
     cli_runs = 0
@@ -134,7 +128,7 @@ def test_three_daemons_and_kbls_index_share_a_root_under_edits(tmp_path: Path, e
         expected = _clean_index(tmp_path, root, embedder)
 
         def converged() -> bool:
-            if not all(d.status()["state"] == "ready" and d.status()["queue"] == 0 for d in daemons):
+            if not all(d.status().state == "ready" and d.status().queue == 0 for d in daemons):
                 return False
             try:
                 return check_store(store).chunks == expected

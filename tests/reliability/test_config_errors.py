@@ -12,8 +12,9 @@ from pathlib import Path
 import msgspec
 import pytest
 import yaml
-from tests.reliability.helpers import REPO, assert_no_traceback, run_kbls
-from tests.reliability.lsp_client import Daemon
+from tests.support.corpus import REPO
+from tests.support.lsp_client import LspSession
+from tests.support.processes import assert_no_traceback, run_kbls
 
 from kbls.config import Config, load_config
 from kbls.errors import ConfigError
@@ -110,12 +111,12 @@ def test_daemon_shows_bad_init_options_and_keeps_serving(tmp_path: Path) -> None
     root = tmp_path / "notes"
     shutil.copytree(REPO / "tests" / "fixtures" / "notes", root)
     (root / ".kbls.yaml").write_text("store: .kbls-store\n")
-    daemon = Daemon([root], tmp_path, init_options={"search": {"limit": "ten"}, "model": {"batchSize": -4}})
+    daemon = LspSession([root], tmp_path, init_options={"search": {"limit": "ten"}, "model": {"batchSize": -4}})
     try:
         daemon.wait_ready()
         shown = " ".join(daemon.shown())
         assert "limit" in shown and "xpected" in shown, shown
-        assert daemon.search("who owns a value after it is moved")["hits"]
+        assert daemon.search("who owns a value after it is moved").hits
     finally:
         daemon.close()
 

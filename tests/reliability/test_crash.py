@@ -3,7 +3,7 @@
 After every kill the store must be consistent (integrity_check ok, chunks <-> vectors <-> FTS
 rows one to one, file hashes matching the files), every file in it must hold exactly the chunks
 of an uninterrupted index, and the restarted run must not embed a chunk whose vector was already
-committed. Embeddings are counted by `counting_cli.py`, which logs each embedded chunk hash
+committed. Embeddings are counted by `tests/support/counting_cli.py`, which logs each embedded chunk hash
 before the model runs, so even a killed process leaves its count behind.
 
 Sizes: 150 notes and 12 kills in `make test`; 400 notes and 20 kills with KBLS_LONG=1.
@@ -20,15 +20,9 @@ import time
 from pathlib import Path
 
 import pytest
-from tests.reliability.helpers import (
-    COUNTING_CLI,
-    check_store,
-    child_env,
-    make_corpus,
-    read_embed_log,
-    sized,
-    write_config,
-)
+from tests.support.corpus import make_corpus, sized, write_config
+from tests.support.processes import COUNTING_CLI, child_env, read_embed_log
+from tests.support.store_check import check_store
 
 from kbls.engine import Engine
 

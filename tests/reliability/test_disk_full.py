@@ -16,8 +16,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from tests.reliability.helpers import assert_no_traceback, check_store, make_corpus, run_kbls, write_config
-from tests.reliability.lsp_client import Daemon
+from tests.support.corpus import make_corpus, write_config
+from tests.support.lsp_client import LspSession
+from tests.support.processes import assert_no_traceback, run_kbls
+from tests.support.store_check import check_store
 
 pytestmark = pytest.mark.slow
 
@@ -88,17 +90,17 @@ def test_daemon_reports_a_full_disk_keeps_answering_and_resumes(tmp_path: Path, 
     make_corpus(root, NOTES)
     store = disk / "store"
     write_config(root, store=str(store))
-    daemon = Daemon([root], tmp_path)
+    daemon = LspSession([root], tmp_path)
     try:
         daemon.wait_for(lambda: any("full" in m for m in daemon.shown()), 180, "a message about the full disk")
         assert daemon.alive()
-        committed = daemon.status()["roots"][0]["files"]
+        committed = daemon.status().roots[0].files
         for _ in range(5):
             result = daemon.search("ownership borrow lifetime", mode="lexical")
-            assert len(result["hits"]) > 0 or committed == 0
+            assert len(result.hits) > 0 or committed == 0
         grow()
-        daemon.wait_for(lambda: daemon.status()["roots"][0]["files"] == NOTES, 180, "indexing to resume")
-        assert daemon.search("ownership borrow lifetime")["hits"]
+        daemon.wait_for(lambda: daemon.status().roots[0].files == NOTES, 180, "indexing to resume")
+        assert daemon.search("ownership borrow lifetime").hits
     finally:
         daemon.close()
     assert len(check_store(store, root).chunks) == NOTES
@@ -138,14 +140,14 @@ def test_daemon_started_on_a_full_disk_serves_the_root_once_space_returns(tmp_pa
     assert run_kbls(["index", "--root", str(root)], tmp_path).returncode == 0
     resize("4m")
     _fill(disk / "filler")
-    daemon = Daemon([root], tmp_path)
+    daemon = LspSession([root], tmp_path)
     try:
         daemon.wait_for(lambda: any("full" in m or "I/O" in m for m in daemon.shown()), 60, "a message about the disk")
         assert not list(store.glob("*.damaged-*"))
         (disk / "filler").unlink()
         grow()
-        daemon.wait_for(lambda: daemon.status()["roots"] and daemon.status()["state"] == "ready", 60, "the root to open")
-        assert daemon.search("garden tomato")["hits"]
-        assert daemon.status()["embeddedSinceStart"] == 0
+        daemon.wait_for(lambda: daemon.status().roots and daemon.status().state == "ready", 60, "the root to open")
+        assert daemon.search("garden tomato").hits
+        assert daemon.status().embedded_since_start == 0
     finally:
         daemon.close()

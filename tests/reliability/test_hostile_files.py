@@ -15,7 +15,9 @@ import time
 from pathlib import Path
 
 import pytest
-from tests.reliability.helpers import KBLS, check_store, child_env, long_run, write_config
+from tests.support.corpus import long_run, write_config
+from tests.support.processes import KBLS, child_env
+from tests.support.store_check import check_store
 
 from kbls.config import Config
 from kbls.engine import Engine
@@ -206,17 +208,17 @@ def test_index_of_the_hostile_root_stays_within_time_and_memory(tmp_path: Path) 
 
 
 def test_daemon_lists_each_skipped_file_with_its_reason_in_kb_status(tmp_path: Path) -> None:
-    from tests.reliability.lsp_client import Daemon
+    from tests.support.lsp_client import LspSession
 
     root = tmp_path / "notes"
     expected = _hostile_root(root, tmp_path / "outside")
     write_config(root, store=str(tmp_path / "store"))
-    daemon = Daemon([root], tmp_path)
+    daemon = LspSession([root], tmp_path)
     try:
         status = daemon.wait_ready()
-        problems = {e["path"]: e["reason"] for e in status["roots"][0]["errors"]}
+        problems = {e.path: e.reason for e in status.roots[0].errors}
         for path, fragment in expected.items():
             assert fragment in problems.get(path, ""), (path, problems.get(path))
-        assert daemon.search("ordinary note about gardening")["hits"]
+        assert daemon.search("ordinary note about gardening").hits
     finally:
         daemon.close()

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from tests.reliability.helpers import REPO, sized
+from tests.support.corpus import REPO, sized
 
 pytestmark = pytest.mark.slow
 

@@ -16,8 +16,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pygls.exceptions import JsonRpcException
-from tests.reliability.helpers import REPO, sized, write_config
-from tests.reliability.lsp_client import Daemon
+from tests.support.corpus import REPO, sized, write_config
+from tests.support.lsp_client import LspSession
 
 ANSWER_TIMEOUT = 30.0
 
@@ -88,7 +88,7 @@ def daemon(tmp_path_factory: pytest.TempPathFactory):
     root = tmp / "notes"
     shutil.copytree(REPO / "tests" / "fixtures" / "notes", root)
     write_config(root)
-    d = Daemon([root], tmp, name="fuzz")
+    d = LspSession([root], tmp, name="fuzz")
     d.wait_ready()
     yield d
     d.close()
@@ -99,7 +99,7 @@ def daemon(tmp_path_factory: pytest.TempPathFactory):
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 @given(request=requests)
-def test_every_request_gets_an_answer(daemon: Daemon, request: tuple[str, object]) -> None:
+def test_every_request_gets_an_answer(daemon: LspSession, request: tuple[str, object]) -> None:
     method, params = request
     try:
         daemon.request(method, params, timeout=ANSWER_TIMEOUT)
@@ -112,13 +112,13 @@ def test_every_request_gets_an_answer(daemon: Daemon, request: tuple[str, object
     assert daemon.alive(), daemon.log_tail()
 
 
-def test_daemon_still_searches_after_the_fuzzing(daemon: Daemon) -> None:
+def test_daemon_still_searches_after_the_fuzzing(daemon: LspSession) -> None:
     assert daemon.alive()
-    hits = daemon.search("who owns a value after it is moved")["hits"]
-    assert hits and hits[0]["path"].startswith("rust/")
+    hits = daemon.search("who owns a value after it is moved").hits
+    assert hits and hits[0].path.startswith("rust/")
 
 
-def test_a_backtracking_bomb_of_a_path_filter_is_answered_in_time(daemon: Daemon) -> None:
+def test_a_backtracking_bomb_of_a_path_filter_is_answered_in_time(daemon: LspSession) -> None:
     bomb = "**/" + "*?" * 14 + "x"
     for params in ({"query": "value", "filters": {"paths": [bomb]}}, {"query": f"path:{bomb} value"}):
         started = time.monotonic()

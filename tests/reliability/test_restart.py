@@ -9,8 +9,9 @@ import os
 import time
 from pathlib import Path
 
-from tests.reliability.helpers import make_corpus, run_kbls, write_config
-from tests.reliability.lsp_client import Daemon
+from tests.support.corpus import make_corpus, write_config
+from tests.support.lsp_client import LspSession
+from tests.support.processes import run_kbls
 
 
 def test_restarts_and_touched_files_embed_nothing(tmp_path: Path) -> None:
@@ -24,14 +25,14 @@ def test_restarts_and_touched_files_embed_nothing(tmp_path: Path) -> None:
     proc = run_kbls(["index", "--root", str(root), "--force", "--json"], tmp_path)
     assert proc.returncode == 0 and '"embedded": 0' in proc.stdout, proc.stdout + proc.stderr
     for attempt in range(2):
-        daemon = Daemon([root], tmp_path, name=f"restart-{attempt}")
+        daemon = LspSession([root], tmp_path, name=f"restart-{attempt}")
         try:
             daemon.wait_ready()
             for path in notes[:10]:  # the watcher sees writes of the same bytes
                 path.write_bytes(path.read_bytes())
             time.sleep(1.0)
             status = daemon.wait_ready()
-            assert status["embeddedSinceStart"] == 0, status
-            assert status["roots"][0]["files"] == len(notes)
+            assert status.embedded_since_start == 0, status
+            assert status.roots[0].files == len(notes)
         finally:
             daemon.close()

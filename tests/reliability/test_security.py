@@ -14,8 +14,10 @@ import time
 from pathlib import Path
 
 import pytest
-from tests.reliability.helpers import check_store, child_env, write_config
-from tests.reliability.lsp_client import Daemon
+from tests.support.corpus import write_config
+from tests.support.lsp_client import LspSession
+from tests.support.processes import child_env
+from tests.support.store_check import check_store
 
 from kbls.engine import Engine
 from kbls.errors import OutsideRootError
@@ -69,7 +71,7 @@ def test_engine_never_reads_outside_the_root_by_walk_or_by_path(layout, tmp_path
 
 def test_daemon_refuses_uris_outside_its_roots(layout, tmp_path: Path) -> None:
     root, outside = layout
-    daemon = Daemon([root], tmp_path)
+    daemon = LspSession([root], tmp_path)
     try:
         daemon.wait_ready()
         for path in _ways_out(root):
@@ -85,9 +87,9 @@ def test_daemon_refuses_uris_outside_its_roots(layout, tmp_path: Path) -> None:
             daemon.request("kb/status", {})
         time.sleep(1.0)
         daemon.wait_ready()
-        assert not daemon.search("launch code swordfish", mode="lexical")["hits"], "read a file outside the root"
+        assert not daemon.search("launch code swordfish", mode="lexical").hits, "read a file outside the root"
         status = daemon.status()
-        reported = {e["path"] for r in status["roots"] for e in r["errors"]}
+        reported = {e.path for r in status.roots for e in r.errors}
         assert not any(p.startswith("..") or p.startswith("/") for p in reported), reported
     finally:
         daemon.close()
@@ -119,10 +121,10 @@ def test_index_search_and_serve_make_no_network_connection(layout, tmp_path: Pat
         proc = subprocess.run([sys.executable, str(script), *args], capture_output=True, text=True, env=env, timeout=300)
         assert proc.returncode == 0, proc.stderr
         assert "NETWORK-ATTEMPT" not in proc.stderr, proc.stderr
-    daemon = Daemon([root], tmp_path, env=env, command=[sys.executable, str(script), "serve"])
+    daemon = LspSession([root], tmp_path, env=env, command=[sys.executable, str(script), "serve"])
     try:
         daemon.wait_ready()
-        assert daemon.search("gardening")["hits"]
+        assert daemon.search("gardening").hits
         daemon.request("kb/related", {"uri": (root / "ok.md").as_uri()})
     finally:
         daemon.close()

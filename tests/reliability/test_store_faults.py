@@ -14,15 +14,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from tests.reliability.helpers import (
-    REPO,
-    assert_no_traceback,
-    check_store,
-    connect,
-    run_kbls,
-    write_config,
-)
-from tests.reliability.lsp_client import Daemon
+from tests.support.corpus import REPO, write_config
+from tests.support.lsp_client import LspSession
+from tests.support.processes import assert_no_traceback, run_kbls
+from tests.support.store_check import check_store, connect
 
 from kbls.storage.store import STORE_FILE
 
@@ -110,15 +105,15 @@ def test_cli_reads_of_a_damaged_store_answer_in_plain_words(damage: str, command
 def test_daemon_shows_a_message_and_serves_a_rebuilt_index(damage: str, indexed, tmp_path: Path) -> None:
     root, store = indexed
     DAMAGES[damage](store)
-    daemon = Daemon([root], tmp_path)
+    daemon = LspSession([root], tmp_path)
     try:
         daemon.wait_ready()
         assert daemon.alive()
         shown = " ".join(daemon.shown())
         assert "store" in shown and ("rebuil" in shown or "indexed again" in shown or "re-index" in shown), shown
         assert "Traceback" not in daemon.log_tail(400)
-        hits = daemon.search("who owns a value after it is moved")["hits"]
-        assert hits and hits[0]["path"].startswith("rust/")
+        hits = daemon.search("who owns a value after it is moved").hits
+        assert hits and hits[0].path.startswith("rust/")
     finally:
         daemon.close()
     assert check_store(store, root).chunks == _expected_chunks(tmp_path, root)

@@ -1,0 +1,11 @@
+"""What every test suite shares: the LSP test client, corpora and the model.
+
+- `lsp_client`: `LspSession`, one real `kbls serve` driven over stdio;
+- `corpus`: the fixture workspace, note writers and generated corpora, their sizes;
+- `model`: the bundled model, loaded once, and a recorder of what it embeds;
+- `processes`: `kbls` run as a child process with a private cache;
+- `store_check`: the invariants every store must hold, read straight from SQLite;
+- `counting_cli`: `kbls` with each embedded chunk logged (for tests that SIGKILL it).
+
+The fixtures built on these live in `tests/conftest.py`.
+"""
