@@ -142,3 +142,116 @@ def test_plain_text_is_paragraphs_only():
     assert note.kind == "txt"
     assert len(note.sections) == 1 and len(note.sections[0].blocks) == 2
     assert note.tags == []
+
+
+# CommonMark block structure (issue 10): fences, lists and setext headings as the spec reads them.
+
+
+def test_an_info_string_line_inside_a_fence_does_not_close_it():
+    note = parse_note("f.md", _md("""
+        # Guide
+        ```python
+        x = 1
+        ```python
+        # not a heading: still code
+        ```
+
+        ## Real heading
+        text
+        """))
+    assert [s.headings for s in note.sections] == [[], ["Real heading"]]
+    fence = note.sections[0].blocks[1]
+    assert (fence.start_line, fence.end_line) == (1, 5)
+    assert "# not a heading" in fence.text
+    heading = note.sections[1].blocks[0]
+    assert heading.is_heading and (heading.start_line, heading.end_line) == (7, 7)
+    assert note.sections[1].blocks[1].start_line == 8
+
+
+def test_a_list_item_then_dashes_is_a_list_and_a_thematic_break():
+    note = parse_note("l.md", "# T\n\n- item\n---\n\nafter\n")
+    assert [s.headings for s in note.sections] == [[]]
+    texts = [b.text for b in note.sections[0].blocks]
+    assert texts == ["# T", "- item", "after"]
+    assert not any(b.is_heading for b in note.sections[0].blocks[1:])
+
+
+def test_a_multi_line_setext_heading_is_one_heading():
+    note = parse_note("s.md", "# T\n\nSetext spanning\ntwo lines\n---\nbody\n")
+    assert [s.headings for s in note.sections] == [[], ["Setext spanning two lines"]]
+    heading = note.sections[1].blocks[0]
+    assert heading.is_heading and (heading.start_line, heading.end_line) == (2, 4)
+    assert note.sections[1].blocks[1].start_line == 5
+
+
+def test_an_unclosed_fence_runs_to_the_end_of_the_note():
+    note = parse_note("u.md", "# T\n\n~~~~\n# code\n~~~\n## still code\n")
+    assert [s.headings for s in note.sections] == [[]]
+    assert note.sections[0].blocks[-1].end_line == 5
+
+
+def test_breadcrumbs_and_ranges_follow_nested_headings_after_code():
+    note = parse_note("b.md", _md("""
+        # Book
+        ## Ownership
+        ```sh
+        # comment
+        ## another comment
+        ```
+        ### Moves
+        m
+        ## Borrowing
+        b
+        """))
+    assert [s.headings for s in note.sections] == [[], ["Ownership"], ["Ownership", "Moves"], ["Borrowing"]]
+    assert [(b.start_line, b.end_line) for b in note.sections[1].blocks] == [(1, 1), (2, 5)]
+    assert [(b.start_line, b.end_line) for b in note.sections[3].blocks] == [(8, 8), (9, 9)]
+
+
+def test_heading_text_is_plain_text_and_closing_hashes_are_dropped():
+    note = parse_note("h.md", "# T\n\n## Use `Option` with *care* ##\n\nx\n")
+    assert note.sections[1].headings == ["Use Option with care"]
+
+
+def test_list_items_are_blocks_and_a_fence_inside_an_item_is_code():
+    note = parse_note("i.md", _md("""
+        - first #one
+        - second
+          ```c
+          #define NOT_A_TAG [[not-a-link]]
+          ```
+          after the fence #two [[Linked]]
+        """))
+    assert [(b.start_line, b.end_line) for b in note.sections[0].blocks] == [(0, 0), (1, 5)]
+    assert note.tags == ["one", "two"]
+    assert note.links == [("wiki", "Linked")]
+
+
+def test_indented_code_is_not_read_for_tags():
+    note = parse_note("c.md", "para #yes\n\n    #no in code\n")
+    assert note.tags == ["yes"]
+
+
+def test_headings_inside_a_quote_do_not_start_sections():
+    note = parse_note("q.md", "# T\n\n> # quoted\n> text\n\nafter\n")
+    assert [s.headings for s in note.sections] == [[]]
+    assert [b.text for b in note.sections[0].blocks] == ["# T", "> # quoted\n> text", "after"]
+
+
+def test_link_reference_definitions_are_kept_as_text():
+    note = parse_note("r.md", "[docs]: https://example.org/docs\n\n# T\n")
+    assert note.sections[0].blocks[0].text == "[docs]: https://example.org/docs"
+
+
+def test_frontmatter_may_close_with_dots_and_crlf_is_read_as_lf():
+    note = parse_note("d.md", "---\r\ntitle: Dots\r\n...\r\n# Heading\r\nbody\r\n")
+    assert note.title == "Dots" and note.warning is None
+    assert [s.headings for s in note.sections] == [["Heading"]]
+    assert note.sections[0].blocks[-1].start_line == 4
+
+
+def test_frontmatter_closing_past_2000_lines_is_body():
+    text = "---\n" + "line\n" * 2100 + "---\n# After\n"
+    note = parse_note("far.md", text)
+    assert note.warning and "no closing" in note.warning
+    assert note.title == "After"
