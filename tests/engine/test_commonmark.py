@@ -11,6 +11,7 @@ from __future__ import annotations
 import html
 import json
 from html.parser import HTMLParser
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -80,7 +81,7 @@ def test_headings_and_code_blocks_agree_with_the_spec(example: dict[str, Any]) -
     assert headings == expected.headings
     assert sum(b.is_code for b in structure.blocks) == expected.code_blocks
     # Blocks are in order, apart, and inside the text.
-    for before, after in zip(structure.blocks, structure.blocks[1:]):
+    for before, after in pairwise(structure.blocks):
         assert before.end < after.start
     assert all(0 <= b.start <= b.end < len(lines) for b in structure.blocks)
 

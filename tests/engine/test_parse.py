@@ -11,7 +11,7 @@ def _md(text: str) -> str:
     return textwrap.dedent(text).lstrip("\n")
 
 
-def test_frontmatter_title_tags_aliases_and_type():
+def test_frontmatter_title_tags_aliases_and_type() -> None:
     note = parse_note("a.md", _md("""
         ---
         title: Ownership in Rust
@@ -29,12 +29,12 @@ def test_frontmatter_title_tags_aliases_and_type():
     assert note.sections[0].blocks[0].start_line == 6  # line numbers count the frontmatter
 
 
-def test_tags_as_a_comma_separated_string():
+def test_tags_as_a_comma_separated_string() -> None:
     note = parse_note("a.md", '---\ntags: "rust, #async"\n---\nx\n')
     assert note.tags == ["rust", "async"]
 
 
-def test_inline_tags_but_not_headings_code_or_anchors():
+def test_inline_tags_but_not_headings_code_or_anchors() -> None:
     note = parse_note("a.md", _md("""
         # Heading
         Some #idea and #project/alpha here, not a#b nor [x](#anchor).
@@ -47,14 +47,14 @@ def test_inline_tags_but_not_headings_code_or_anchors():
     assert note.tags == ["idea", "project/alpha"]
 
 
-def test_wiki_links_with_anchor_and_alias():
+def test_wiki_links_with_anchor_and_alias() -> None:
     note = parse_note("dir/a.md", "See [[Borrowing]], [[Moves#Clone|cloning]] and [[ Traits ]].\n")
     assert ("wiki", "Borrowing") in note.links
     assert ("wiki", "Moves") in note.links
     assert ("wiki", "Traits") in note.links
 
 
-def test_relative_markdown_links_resolve_against_the_note_folder():
+def test_relative_markdown_links_resolve_against_the_note_folder() -> None:
     note = parse_note("rust/borrowing.md", _md("""
         Read [ownership](ownership.md), [setup](../setup/linux.md#apt), [root](/index.md),
         [web](https://example.org/x.md), [mail](mailto:a@b.c) and [escape](../../outside.md).
@@ -63,7 +63,7 @@ def test_relative_markdown_links_resolve_against_the_note_folder():
     assert paths == ["rust/ownership.md", "setup/linux.md", "index.md"]
 
 
-def test_headings_build_the_breadcrumb_below_the_title():
+def test_headings_build_the_breadcrumb_below_the_title() -> None:
     note = parse_note("g.md", _md("""
         # Guide
         intro
@@ -82,16 +82,16 @@ def test_headings_build_the_breadcrumb_below_the_title():
     assert [s.headings for s in note.sections] == [[], ["Setup"], ["Setup", "Linux"], ["Usage"], ["Setext heading"]]
 
 
-def test_a_hash_inside_a_code_fence_is_not_a_heading():
+def test_a_hash_inside_a_code_fence_is_not_a_heading() -> None:
     note = parse_note("c.md", "# T\n\n```sh\n# a comment\n```\n")
     assert [s.headings for s in note.sections] == [[]]
 
 
-def test_title_falls_back_to_the_file_stem():
+def test_title_falls_back_to_the_file_stem() -> None:
     assert parse_note("notes/my-idea.md", "no heading here\n").title == "my-idea"
 
 
-def test_malformed_frontmatter_is_reported_and_the_body_still_parsed():
+def test_malformed_frontmatter_is_reported_and_the_body_still_parsed() -> None:
     note = parse_note("bad.md", _md("""
         ---
         title: [unclosed
@@ -106,18 +106,18 @@ def test_malformed_frontmatter_is_reported_and_the_body_still_parsed():
     assert note.title == "Real heading"
 
 
-def test_unclosed_frontmatter_is_treated_as_body():
+def test_unclosed_frontmatter_is_treated_as_body() -> None:
     note = parse_note("open.md", "---\ntitle: x\nno closing line\n")
     assert note.warning and "no closing" in note.warning
     assert "no closing line" in "\n".join(b.text for s in note.sections for b in s.blocks)
 
 
-def test_frontmatter_that_is_not_a_mapping_is_reported():
+def test_frontmatter_that_is_not_a_mapping_is_reported() -> None:
     note = parse_note("list.md", "---\n- a\n- b\n---\nbody\n")
     assert note.warning and "not a mapping" in note.warning
 
 
-def test_rst_underlined_titles_become_headings():
+def test_rst_underlined_titles_become_headings() -> None:
     note = parse_note("meeting.rst", _md("""
         Quarterly planning
         ==================
@@ -137,7 +137,7 @@ def test_rst_underlined_titles_become_headings():
     assert [s.headings for s in note.sections] == [[], ["Decisions"], ["Actions"]]
 
 
-def test_plain_text_is_paragraphs_only():
+def test_plain_text_is_paragraphs_only() -> None:
     note = parse_note("p.txt", "# not a heading\n\nsecond paragraph #notatag\n")
     assert note.kind == "txt"
     assert len(note.sections) == 1 and len(note.sections[0].blocks) == 2
@@ -147,7 +147,7 @@ def test_plain_text_is_paragraphs_only():
 # CommonMark block structure (issue 10): fences, lists and setext headings as the spec reads them.
 
 
-def test_an_info_string_line_inside_a_fence_does_not_close_it():
+def test_an_info_string_line_inside_a_fence_does_not_close_it() -> None:
     note = parse_note("f.md", _md("""
         # Guide
         ```python
@@ -168,7 +168,7 @@ def test_an_info_string_line_inside_a_fence_does_not_close_it():
     assert note.sections[1].blocks[1].start_line == 8
 
 
-def test_a_list_item_then_dashes_is_a_list_and_a_thematic_break():
+def test_a_list_item_then_dashes_is_a_list_and_a_thematic_break() -> None:
     note = parse_note("l.md", "# T\n\n- item\n---\n\nafter\n")
     assert [s.headings for s in note.sections] == [[]]
     texts = [b.text for b in note.sections[0].blocks]
@@ -176,7 +176,7 @@ def test_a_list_item_then_dashes_is_a_list_and_a_thematic_break():
     assert not any(b.is_heading for b in note.sections[0].blocks[1:])
 
 
-def test_a_multi_line_setext_heading_is_one_heading():
+def test_a_multi_line_setext_heading_is_one_heading() -> None:
     note = parse_note("s.md", "# T\n\nSetext spanning\ntwo lines\n---\nbody\n")
     assert [s.headings for s in note.sections] == [[], ["Setext spanning two lines"]]
     heading = note.sections[1].blocks[0]
@@ -184,13 +184,13 @@ def test_a_multi_line_setext_heading_is_one_heading():
     assert note.sections[1].blocks[1].start_line == 5
 
 
-def test_an_unclosed_fence_runs_to_the_end_of_the_note():
+def test_an_unclosed_fence_runs_to_the_end_of_the_note() -> None:
     note = parse_note("u.md", "# T\n\n~~~~\n# code\n~~~\n## still code\n")
     assert [s.headings for s in note.sections] == [[]]
     assert note.sections[0].blocks[-1].end_line == 5
 
 
-def test_breadcrumbs_and_ranges_follow_nested_headings_after_code():
+def test_breadcrumbs_and_ranges_follow_nested_headings_after_code() -> None:
     note = parse_note("b.md", _md("""
         # Book
         ## Ownership
@@ -208,12 +208,12 @@ def test_breadcrumbs_and_ranges_follow_nested_headings_after_code():
     assert [(b.start_line, b.end_line) for b in note.sections[3].blocks] == [(8, 8), (9, 9)]
 
 
-def test_heading_text_is_plain_text_and_closing_hashes_are_dropped():
+def test_heading_text_is_plain_text_and_closing_hashes_are_dropped() -> None:
     note = parse_note("h.md", "# T\n\n## Use `Option` with *care* ##\n\nx\n")
     assert note.sections[1].headings == ["Use Option with care"]
 
 
-def test_list_items_are_blocks_and_a_fence_inside_an_item_is_code():
+def test_list_items_are_blocks_and_a_fence_inside_an_item_is_code() -> None:
     note = parse_note("i.md", _md("""
         - first #one
         - second
@@ -227,30 +227,30 @@ def test_list_items_are_blocks_and_a_fence_inside_an_item_is_code():
     assert note.links == [("wiki", "Linked")]
 
 
-def test_indented_code_is_not_read_for_tags():
+def test_indented_code_is_not_read_for_tags() -> None:
     note = parse_note("c.md", "para #yes\n\n    #no in code\n")
     assert note.tags == ["yes"]
 
 
-def test_headings_inside_a_quote_do_not_start_sections():
+def test_headings_inside_a_quote_do_not_start_sections() -> None:
     note = parse_note("q.md", "# T\n\n> # quoted\n> text\n\nafter\n")
     assert [s.headings for s in note.sections] == [[]]
     assert [b.text for b in note.sections[0].blocks] == ["# T", "> # quoted\n> text", "after"]
 
 
-def test_link_reference_definitions_are_kept_as_text():
+def test_link_reference_definitions_are_kept_as_text() -> None:
     note = parse_note("r.md", "[docs]: https://example.org/docs\n\n# T\n")
     assert note.sections[0].blocks[0].text == "[docs]: https://example.org/docs"
 
 
-def test_frontmatter_may_close_with_dots_and_crlf_is_read_as_lf():
+def test_frontmatter_may_close_with_dots_and_crlf_is_read_as_lf() -> None:
     note = parse_note("d.md", "---\r\ntitle: Dots\r\n...\r\n# Heading\r\nbody\r\n")
     assert note.title == "Dots" and note.warning is None
     assert [s.headings for s in note.sections] == [["Heading"]]
     assert note.sections[0].blocks[-1].start_line == 4
 
 
-def test_frontmatter_closing_past_2000_lines_is_body():
+def test_frontmatter_closing_past_2000_lines_is_body() -> None:
     text = "---\n" + "line\n" * 2100 + "---\n# After\n"
     note = parse_note("far.md", text)
     assert note.warning and "no closing" in note.warning
