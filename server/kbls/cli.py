@@ -1,4 +1,4 @@
-"""The `kbls` command line: index, search, related, status, eval and serve.
+"""The `kbls` command line: index, search, related, status, eval, serve and mcp.
 
 Machine-readable output (`--json`) goes to stdout; progress and messages go to stderr.
 Exit status: 0 success, 1 runtime problem (store, model), 2 bad usage or configuration.
@@ -11,16 +11,21 @@ import json
 import logging
 import sys
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from kbls import __version__
 from kbls.errors import ConfigError, KblsError, ModelMismatchError, OutsideRootError, QueryError
+from kbls.results import Hit
+
+if TYPE_CHECKING:
+    from kbls.engine import Engine
 
 
-def _engine(args: argparse.Namespace, check_store: bool = False):
+def _engine(args: argparse.Namespace, check_store: bool = False) -> Engine:
     from kbls.engine import Engine
 
     engine = Engine(Path(args.root), store_dir=Path(args.store) if args.store else None, check_store=check_store)
@@ -78,7 +83,7 @@ def cmd_index(args: argparse.Namespace) -> int:
     return 0
 
 
-def _print_hits(hits: list) -> None:
+def _print_hits(hits: Sequence[Hit]) -> None:
     for i, hit in enumerate(hits, 1):
         reasons = f"  ({'; '.join(hit.reasons)})" if hit.reasons else ""
         print(f"{i:2}. {hit.path}:{hit.start_line + 1}-{hit.end_line + 1}  {hit.breadcrumb}  [{hit.score:.4f}]{reasons}")
@@ -167,6 +172,17 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return serve(tcp=args.tcp, log_file=args.log_file, log_level=args.log_level) or 0
 
 
+def cmd_mcp(args: argparse.Namespace) -> int:
+    from kbls.mcp.local import LocalBackend
+    from kbls.mcp.server import serve_stdio
+
+    roots = [Path(root) for root in args.root]
+    if args.store and len(roots) != 1:
+        raise ConfigError("--store needs exactly one --root (each root has its own store)")
+    store_dirs = {roots[0]: Path(args.store)} if args.store else None
+    return serve_stdio(LocalBackend(store_dirs), roots)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="kbls", description="Semantic search over the notes in a workspace.")
     parser.add_argument("--version", action="version", version=f"kbls {__version__}")
@@ -214,15 +230,25 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--log-level", default="INFO")
     p.add_argument("--stdio", action="store_true", help="use stdio (the default; accepted for editors)")
     p.set_defaults(func=cmd_serve)
+
+    p = sub.add_parser(
+        "mcp", help="run an MCP server (stdio) with search, related, read_note and status tools for AI agents",
+        description="An MCP server over stdio for agent hosts. It reads the roots' existing indexes and never "
+        "writes; roots come from --root, else from the client's roots, else the current folder.",
+    )
+    p.add_argument("--root", action="append", default=[], metavar="DIR", help="a root to serve (repeatable)")
+    p.add_argument("--store", help="store directory of the one --root (default: its config `store`, else the user cache)")
+    p.set_defaults(func=cmd_mcp)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    if args.command != "serve":
+    if args.command not in ("serve", "mcp"):
         logging.basicConfig(level=logging.WARNING, format="kbls: %(message)s", stream=sys.stderr)
+    command: Callable[[argparse.Namespace], int] = args.func
     try:
-        return args.func(args)
+        return command(args)
     except (ConfigError, QueryError, OutsideRootError) as exc:
         print(f"kbls: {exc}", file=sys.stderr)
         return 2

@@ -1,0 +1,133 @@
+"""`LocalBackend`: the MCP tools served from the roots' stores, opened in this process.
+
+It never indexes and never creates a store: a root whose store file does not exist yet is
+reported with "run `kbls index`". The store of a root that has one is opened through the
+engine as the CLI opens it (its schema is already current; nothing is written by a search).
+Engines are opened on first use and kept; roots with the same model share one loaded model.
+The store of an editor's daemon may change meanwhile: the engine reads committed changes.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+from kbls.config import Config, load_config, resolve_store_dir
+from kbls.engine import Engine
+from kbls.errors import OutsideRootError, QueryError
+from kbls.indexing.embed import Embedder
+from kbls.limits import Mode
+from kbls.mcp.backend import NotesBackend, NoteText, NotIndexedError, RootState
+from kbls.mcp.notes import locate, read_lines
+from kbls.query.filters import Filters
+from kbls.results import Hit
+from kbls.storage.store import STORE_FILE
+
+
+def index_hint(root: Path) -> str:
+    return f"{root} has no kbls index yet: run `kbls index --root {root}` (or open it in an editor with kbls)"
+
+
+class LocalBackend(NotesBackend):
+    """Engines of the roots asked about, opened read-only in use (see the module docstring)."""
+
+    def __init__(self, store_dirs: dict[Path, Path] | None = None) -> None:
+        #: an explicit store directory per root (`kbls mcp --root R --store S`); others use the config.
+        self.store_dirs = {root.resolve(): store for root, store in (store_dirs or {}).items()}
+        self._engines: dict[Path, Engine] = {}
+        self._embedders: dict[str, Embedder] = {}
+        self._lock = threading.Lock()
+
+    # -- opening -----------------------------------------------------------------------------
+    def _store_dir(self, root: Path, config: Config) -> Path:
+        return resolve_store_dir(root, config, self.store_dirs.get(root))
+
+    def _engine(self, root: Path) -> Engine:
+        """The open engine of `root`. :raises NotIndexedError: when its store does not exist."""
+        root = root.resolve()
+        with self._lock:
+            engine = self._engines.get(root)
+            if engine is not None:
+                return engine
+            config, _ = load_config(root)
+            store_dir = self._store_dir(root, config)
+            if not (store_dir / STORE_FILE).is_file():
+                raise NotIndexedError(index_hint(root))
+            embedder = self._embedders.get(config.model.name)
+            if embedder is None:
+                embedder = self._embedders[config.model.name] = Embedder(config.model)
+            engine = Engine(root, config=config, store_dir=store_dir, embedder=embedder)
+            self._engines[root] = engine
+            return engine
+
+    def _indexed(self, roots: Sequence[Path]) -> tuple[list[Engine], list[str]]:
+        engines: list[Engine] = []
+        notes: list[str] = []
+        for root in roots:
+            try:
+                engines.append(self._engine(root))
+            except NotIndexedError as exc:
+                notes.append(str(exc))
+        if not engines:
+            raise NotIndexedError("; ".join(notes) if notes else "there is no root to search")
+        return engines, notes
+
+    # -- the four calls ----------------------------------------------------------------------
+    def search(
+        self, roots: Sequence[Path], query: str, *, limit: int, mode: Mode, filters: Filters
+    ) -> tuple[list[Hit], list[str]]:
+        engines, notes = self._indexed(roots)
+        hits: list[Hit] = []
+        for engine in engines:
+            result = engine.search(query, limit=limit, mode=mode, filters=filters)
+            if result.mode != mode:
+                notes.append(f"{engine.root}: searched {result.mode.value} (the model is not loaded)")
+            hits.extend(result.hits)
+        hits.sort(key=lambda hit: -hit.score)  # stable: each root's own order is kept on ties
+        return hits[:limit], notes
+
+    def related(self, roots: Sequence[Path], path: str, *, line: int | None, limit: int) -> list[Hit]:
+        root, rel = locate(roots, path)
+        engine = self._engine(root)
+        if engine.store.file_info(rel) is None:
+            raise QueryError(f"{rel} is not in the index of {root}; search for it first to get an indexed path")
+        return engine.related(engine.root / rel, line, limit=limit)
+
+    def read_note(
+        self, roots: Sequence[Path], path: str, *, start_line: int | None, end_line: int | None
+    ) -> NoteText:
+        root, rel = locate(roots, path)
+        engine = self._engine(root)
+        if not engine.scanner.wanted(rel):
+            raise OutsideRootError(f"{rel} is not a note of {root} (the index's include/exclude rules leave it out)")
+        file = engine.root / rel
+        if not file.is_file():
+            raise QueryError(f"{rel} does not exist in {root}")
+        try:
+            lines, first, last, total, truncated = read_lines(
+                file, start_line, end_line, engine.config.max_file_bytes
+            )
+        except OSError as exc:
+            raise QueryError(f"cannot read {rel}: {exc.strerror or exc}") from None
+        except ValueError as exc:
+            raise QueryError(f"{rel}: {exc}") from None
+        return NoteText(
+            root=str(engine.root), path=rel, start_line=first, end_line=last, total_lines=total,
+            text="\n".join(lines), truncated=truncated,
+        )
+
+    def status(self, roots: Sequence[Path]) -> list[RootState]:
+        states: list[RootState] = []
+        for root in roots:
+            try:
+                states.append(RootState(root=str(root.resolve()), indexed=True, status=self._engine(root).status()))
+            except NotIndexedError as exc:
+                states.append(RootState(root=str(root.resolve()), indexed=False, message=str(exc)))
+        return states
+
+    def close(self) -> None:
+        with self._lock:
+            for engine in self._engines.values():
+                engine.close()
+            self._engines.clear()

@@ -1,0 +1,102 @@
+"""Which file a tool's `path` names, and reading a line range of it within bounds.
+
+The rules are the daemon's (see docs/security.md): a relative path may not contain `..`; an
+absolute path must lie inside a root; every component is resolved (symlinks included) and the
+target must still lie inside that root. `read_lines` reads only files the index's include and
+exclude rules accept, so `.git/config` or a `.env` inside a root is never returned.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path, PurePosixPath
+
+from kbls.errors import OutsideRootError
+
+#: most lines and characters one `read_note` returns; the result says where to read on.
+MAX_NOTE_LINES = 400
+MAX_NOTE_CHARS = 40_000
+
+
+def _inside(target: Path, root: Path) -> bool:
+    return target == root or root in target.parents
+
+
+def locate(roots: Sequence[Path], path: str) -> tuple[Path, str]:
+    """(root, root-relative posix path) of `path`, which is relative to a root or absolute.
+
+    A relative path is looked up in each root in order; the first root holding it wins (or the
+    first root, when none does, so the caller can say the note does not exist).
+
+    :raises OutsideRootError: for `..`, a path outside every root, or a symlink leading out.
+    """
+    if not path or "\0" in path:
+        raise OutsideRootError("path must be a non-empty file path")
+    if not roots:
+        raise OutsideRootError("there is no root to read from")
+    given = Path(path)
+    if given.is_absolute():
+        absolute = Path(os.path.abspath(given))
+        for root in roots:
+            real_root = Path(os.path.realpath(root))
+            for base in (root, real_root):
+                if _inside(absolute, base):
+                    rel = absolute.relative_to(base).as_posix()
+                    return root, _checked(root, rel, path)
+        raise OutsideRootError(f"{path} is outside the indexed roots ({', '.join(str(r) for r in roots)})")
+    pure = PurePosixPath(path.replace("\\", "/"))
+    if any(part == ".." for part in pure.parts):
+        raise OutsideRootError(f"{path}: paths with `..` are refused; give a path inside a root")
+    rel = pure.as_posix()  # `./a.md` is `a.md`
+    for root in roots:
+        if (root / rel).exists():
+            return root, _checked(root, rel, path)
+    return roots[0], _checked(roots[0], rel, path)
+
+
+def _checked(root: Path, rel: str, shown: str) -> str:
+    """`rel` when its target, every symlink resolved, stays inside `root`."""
+    if rel in ("", "."):
+        raise OutsideRootError(f"{shown} is a root folder, not a note")
+    target = Path(os.path.realpath(root / rel))
+    if not _inside(target, Path(os.path.realpath(root))):
+        raise OutsideRootError(f"{shown} leads outside the root {root} (symlink); it is not read")
+    return rel
+
+
+def read_lines(file: Path, start_line: int | None, end_line: int | None, max_bytes: int) -> tuple[list[str], int, int, int, bool]:
+    """(lines, first, last, total, truncated) of `file`'s 1-based inclusive range, bounded.
+
+    :raises OSError: when the file cannot be read; ValueError for a range outside the file.
+    """
+    with open(file, "rb") as handle:
+        data = handle.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        raise ValueError(f"the file is larger than max_file_bytes ({max_bytes} bytes); kbls does not index it")
+    if b"\0" in data:
+        raise ValueError("the file is binary (contains NUL bytes)")
+    text = data.decode("utf-8-sig", errors="replace").replace("\r\n", "\n").replace("\r", "\n")
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    total = len(lines)
+    first = 1 if start_line is None else start_line
+    last = total if end_line is None else min(end_line, total)
+    if first < 1 or (end_line is not None and end_line < first):
+        raise ValueError(f"start_line must be ≥ 1 and ≤ end_line (got {start_line}..{end_line})")
+    if first > max(total, 1):
+        raise ValueError(f"start_line {first} is past the end of the note ({total} lines)")
+    chosen: list[str] = []
+    size = 0
+    truncated = False
+    for number in range(first, last + 1):
+        line = lines[number - 1]
+        if len(chosen) >= MAX_NOTE_LINES or size + len(line) + 1 > MAX_NOTE_CHARS:
+            truncated = True
+            if not chosen:  # one line longer than the whole budget: its start, marked as cut
+                chosen.append(line[:MAX_NOTE_CHARS])
+            break
+        chosen.append(line)
+        size += len(line) + 1
+    return chosen, first, first + len(chosen) - 1, total, truncated
