@@ -101,7 +101,7 @@ def pct(values: list[float], q: float) -> float:
 def phase_vectors(repeats: int, queries: int = 30, k: int = 50) -> dict:
     import sqlite_vec
 
-    from kbls.storage.store import SQLITE
+    from kbls.storage.connection import SQLITE
 
     out: dict[str, Any] = {"k": k, "queries": queries, "repeats": repeats, "sizes": {}}
     rng = np.random.default_rng(1)
@@ -257,7 +257,8 @@ def real_embedding_recall(store: Path = REPO / "benchmarks" / ".cache" / "rust-w
     import sqlite_vec
 
     from kbls.indexing.embed import Embedder
-    from kbls.storage.store import SQLITE, STORE_FILE
+    from kbls.storage.connection import SQLITE
+    from kbls.storage.store import STORE_FILE
 
     path = store / STORE_FILE
     if not path.exists():

@@ -13,7 +13,10 @@ import pytest
 from kbls.engine import Engine
 from kbls.errors import ModelMismatchError
 from kbls.indexing.embed import BUNDLED_SHA256, Embedder
-from kbls.storage.store import SCHEMA_VERSION, STORE_FILE, ChunkRecord, Filters, NoteRecord, Store
+from kbls.query.filters import Filters
+from kbls.storage.records import ChunkRecord, NoteRecord
+from kbls.storage.schema import SCHEMA_VERSION
+from kbls.storage.store import STORE_FILE, Store
 
 
 def _meta(store_dir) -> dict[str, str]:
@@ -116,7 +119,7 @@ def test_a_reader_never_sees_half_a_file_update(tmp_path):
     store.write_note(old, {c.hash: _vector(i) for i, c in enumerate(old.chunks)})
     reader = sqlite3.connect(tmp_path / "store" / STORE_FILE)
     seen = []
-    with store.atomic() as c:
+    with store.db.atomic() as c:
         c.execute("DELETE FROM chunks WHERE file_id = (SELECT id FROM files WHERE path = 'a.md')")
         seen.append(reader.execute("SELECT count(*) FROM chunks").fetchone()[0])
     seen.append(reader.execute("SELECT count(*) FROM chunks").fetchone()[0])
@@ -128,7 +131,8 @@ def test_a_reader_never_sees_half_a_file_update(tmp_path):
 
 def test_a_version_1_store_is_migrated_in_place_and_re_embeds_nothing(root, note, make_engine, tmp_path):
     """Schema v2 added files.stem; a v1 store keeps its vectors and gains the column."""
-    from kbls.storage.store import SQLITE, STORE_FILE
+    from kbls.storage.connection import SQLITE
+    from kbls.storage.store import STORE_FILE
 
     note("alpha.md", "# Alpha\n\nSee [[beta]] for the other half.\n")
     note("beta.md", "# Beta\n\nThe other half of the story.\n")
@@ -155,7 +159,8 @@ def test_a_version_1_store_is_migrated_in_place_and_re_embeds_nothing(root, note
 
 def test_a_version_1_store_that_already_has_the_stem_column_is_migrated_too(root, note, make_engine, tmp_path):
     """Development builds of v1 had files.stem already: the migration must not trip on it."""
-    from kbls.storage.store import SQLITE, STORE_FILE
+    from kbls.storage.connection import SQLITE
+    from kbls.storage.store import STORE_FILE
 
     note("alpha.md", "# Alpha\n\nalpha text\n")
     store_dir = tmp_path / "v1dev"

@@ -13,7 +13,7 @@ import time
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kbls.storage.store import glob_to_regex
+from kbls.query.globs import glob_to_regex
 
 
 def reference_match(pattern: str, path: str) -> bool:

@@ -6,7 +6,7 @@ import re
 from collections.abc import Collection
 from dataclasses import dataclass
 
-from kbls.storage.store import Filters
+from kbls.query.filters import Filters
 
 _FILTER = re.compile(r'(?<!\S)(tag|path|type):("[^"]*"|\S+)')
 _WORD = re.compile(r"\w+", re.UNICODE)

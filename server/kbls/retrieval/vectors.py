@@ -25,7 +25,7 @@ class VectorIndex:
 
     def _data_version(self) -> int:
         if self._conn is None:
-            self._conn = self.store._connect()
+            self._conn = self.store.open_connection()
         return self._conn.execute("PRAGMA data_version").fetchone()[0]
 
     def sync(self) -> None:

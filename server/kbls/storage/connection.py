@@ -1,0 +1,205 @@
+"""Opening SQLite connections to a store: the SQLite module, sqlite-vec, pragmas, transactions.
+
+One store file per root in WAL mode, so readers never wait behind the single writer. Each thread
+that reads gets its own connection (`ConnectionPool.conn`); writes go through `atomic()`, one
+`BEGIN IMMEDIATE` transaction at a time per process, and `WriterLock` (flock on a file next to
+the store) makes sure only one process writes at a time. SQLite's own error strings are mapped
+to the named errors of `kbls.errors` here and nowhere else.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+from typing import IO, cast
+
+from kbls.errors import CorruptStoreError, StoreBusyError, StoreFullError
+from kbls.query.globs import glob_matches
+
+BUSY_MESSAGE = (
+    "the store {path} is busy: another process has been writing it for over 30 s "
+    "(a stopped `kbls index`?); try again once it has finished"
+)
+BUSY_TIMEOUT_S = 30.0
+
+#: a connection of the stdlib `sqlite3` or of `sqlean` (same DB-API, same methods).
+Connection = sqlite3.Connection
+
+
+def _sqlite_module() -> tuple[ModuleType, str]:
+    """The stdlib sqlite3 when it can load extensions, else sqlean.py (bundled SQLite + FTS5)."""
+    probe = sqlite3.connect(":memory:")
+    try:
+        if hasattr(probe, "enable_load_extension"):
+            return sqlite3, "sqlite3"
+    finally:
+        probe.close()
+    import sqlean
+
+    return cast(ModuleType, sqlean), "sqlean"
+
+
+SQLITE, SQLITE_MODULE_NAME = _sqlite_module()
+DatabaseError: type[Exception] = SQLITE.DatabaseError
+OperationalError: type[Exception] = SQLITE.OperationalError
+
+
+def cannot_write(exc: BaseException) -> bool:
+    """A full (or failing) disk: the store is fine and must not be taken for a damaged one."""
+    return "disk is full" in str(exc) or "disk I/O error" in str(exc)
+
+
+def busy(exc: BaseException) -> bool:
+    """Another process held the write lock past the busy timeout (e.g. a stopped `kbls index`)."""
+    return "database is locked" in str(exc) or "database is busy" in str(exc)
+
+
+def _sql_glob(pattern: str, path: str) -> int:
+    return 1 if glob_matches(pattern, path) else 0
+
+
+def connect(path: Path, *, read_only: bool = False) -> Connection:
+    """A connection to the store file at `path` with sqlite-vec loaded and kbls's pragmas set.
+
+    :param read_only: open with `mode=ro`: a missing file is an error instead of being created.
+    :raises StoreFullError: the disk refuses writes.
+    :raises CorruptStoreError: the file cannot be opened as a database.
+    """
+    try:
+        target = f"file:{path.as_posix()}?mode=ro" if read_only else str(path)
+        conn = cast(
+            Connection,
+            SQLITE.connect(target, timeout=BUSY_TIMEOUT_S, check_same_thread=False, isolation_level=None, uri=read_only),
+        )
+        conn.enable_load_extension(True)
+        import sqlite_vec
+
+        sqlite_vec.load(conn)
+        conn.enable_load_extension(False)
+        conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+        conn.execute("PRAGMA foreign_keys = ON")
+        if not read_only:
+            conn.execute("PRAGMA synchronous = NORMAL")
+        conn.create_function("kb_glob", 2, _sql_glob, deterministic=True)
+    except DatabaseError as exc:
+        if cannot_write(exc):
+            raise StoreFullError(f"cannot write the store {path}: {exc}") from None
+        raise CorruptStoreError(f"cannot open the store {path}: {exc}") from None
+    return conn
+
+
+class ConnectionPool:
+    """The connections of one store file: one per reading thread, closed together."""
+
+    def __init__(self, path: Path, *, read_only: bool = False) -> None:
+        self.path = path
+        self.read_only = read_only
+        self._local = threading.local()
+        # guards `_connections` (appended from any reading thread, cleared by close()).
+        self._conn_lock = threading.Lock()
+        self._connections: list[Connection] = []
+        # serialises this process's write transactions on the shared writer connection.
+        self._write_lock = threading.RLock()
+
+    def open(self) -> Connection:
+        """A new connection that `close()` closes too (e.g. `VectorIndex`'s own)."""
+        conn = connect(self.path, read_only=self.read_only)
+        with self._conn_lock:
+            self._connections.append(conn)
+        return conn
+
+    @property
+    def conn(self) -> Connection:
+        """This thread's connection."""
+        conn = cast("Connection | None", getattr(self._local, "conn", None))
+        if conn is None:
+            conn = self.open()
+            self._local.conn = conn
+        return conn
+
+    def thread_flag(self, name: str) -> bool:
+        """Whether `set_thread_flag(name)` ran on this thread's connection (per-connection state)."""
+        return bool(getattr(self._local, name, False))
+
+    def set_thread_flag(self, name: str) -> None:
+        setattr(self._local, name, True)
+
+    def close(self) -> None:
+        with self._conn_lock:
+            for conn in self._connections:
+                with contextlib.suppress(Exception):
+                    conn.close()
+            self._connections.clear()
+        self._local = threading.local()
+
+    @contextlib.contextmanager
+    def atomic(self) -> Iterator[Connection]:
+        """One write transaction (BEGIN IMMEDIATE: take the write lock up front, no upgrade deadlock)."""
+        with self._write_lock:
+            conn = self.conn
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    yield conn
+                    conn.execute("COMMIT")
+                except BaseException:
+                    # On a full disk SQLite may have rolled back already; a second ROLLBACK
+                    # would raise and hide the real error.
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK")
+                    raise
+            except OperationalError as exc:
+                if cannot_write(exc):
+                    raise StoreFullError(f"cannot write the store {self.path}: {exc}") from None
+                if busy(exc):
+                    raise StoreBusyError(BUSY_MESSAGE.format(path=self.path)) from None
+                raise
+
+
+class WriterLock:
+    """A cross-process lock (flock) so that one process at a time writes a store."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._thread_lock = threading.Lock()
+
+    @contextlib.contextmanager
+    def hold(self, timeout: float | None = None) -> Iterator[bool]:
+        """Yield True once the lock is held; False if `timeout` passed first."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        if not self._thread_lock.acquire(timeout=-1 if timeout is None else timeout):
+            yield False
+            return
+        try:
+            handle = open(self.path, "a+b")  # noqa: SIM115 (closed below: closing releases the flock)
+            if not _flock(handle, deadline):
+                handle.close()
+                yield False
+                return
+            try:
+                yield True
+            finally:
+                handle.close()  # closing releases the flock
+        finally:
+            self._thread_lock.release()
+
+
+def _flock(handle: IO[bytes], deadline: float | None) -> bool:
+    """Take an exclusive flock on `handle`, polling until `deadline`; True once held."""
+    try:
+        import fcntl
+    except ImportError:  # Windows: one process per store is the documented limit
+        return True
+    while True:
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            if deadline is not None and time.monotonic() > deadline:
+                return False
+            time.sleep(0.05)

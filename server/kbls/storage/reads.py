@@ -1,0 +1,216 @@
+"""The store's read queries: files, chunks, links, tags, filters and lexical search.
+
+`StoreReads` is one half of `kbls.storage.store.Store` (the other is `StoreWrites`); every
+query runs on the calling thread's own connection, so readers never wait on each other.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+
+from kbls.query.filters import Filters
+from kbls.storage import fts
+from kbls.storage.connection import SQLITE, SQLITE_MODULE_NAME, ConnectionPool, OperationalError
+from kbls.storage.filter_sql import Params, filter_sql
+from kbls.storage.records import FileRow
+
+log = logging.getLogger(__name__)
+
+#: SQLite binds at most 999 variables in old builds: IN lists go in batches.
+BATCH = 500
+
+
+class StoreReads:
+    """Read queries over `self.db`."""
+
+    db: ConnectionPool
+
+    def files(self, paths: Iterable[str] | None = None) -> dict[str, FileRow]:
+        """Rows of every file, or of just `paths` (a save must not read 10k rows to update one)."""
+        sql = "SELECT id, path, hash, size, mtime_ns, error FROM files"
+        if paths is None:
+            rows = self.db.conn.execute(sql).fetchall()
+        else:
+            wanted, rows = sorted(set(paths)), []
+            for i in range(0, len(wanted), BATCH):
+                batch = wanted[i : i + BATCH]
+                marks = ",".join("?" * len(batch))
+                rows += self.db.conn.execute(f"{sql} WHERE path IN ({marks})", batch).fetchall()
+        return {r[1]: FileRow(*r) for r in rows}
+
+    def known_embeddings(self, hashes: Iterable[str]) -> set[str]:
+        wanted = list(set(hashes))
+        found: set[str] = set()
+        for i in range(0, len(wanted), BATCH):
+            batch = wanted[i : i + BATCH]
+            marks = ",".join("?" * len(batch))
+            found.update(r[0] for r in self.db.conn.execute(f"SELECT hash FROM embeddings WHERE hash IN ({marks})", batch))
+        return found
+
+    def counts(self) -> dict[str, int]:
+        c = self.db.conn
+        return {
+            "files": c.execute("SELECT count(*) FROM files WHERE hash IS NOT NULL").fetchone()[0],
+            "chunks": c.execute("SELECT count(*) FROM chunks").fetchone()[0],
+            "vectors": c.execute("SELECT count(*) FROM embeddings").fetchone()[0],
+        }
+
+    def errors(self) -> list[tuple[str, str]]:
+        rows = self.db.conn.execute("SELECT path, error FROM files WHERE error IS NOT NULL ORDER BY path")
+        return [(str(path), str(error)) for path, error in rows]
+
+    def size_bytes(self) -> int:
+        total = 0
+        for suffix in ("", "-wal", "-shm"):
+            with contextlib.suppress(OSError):
+                total += os.path.getsize(str(self.db.path) + suffix)
+        return total
+
+    def allowed_embeddings(self, filters: Filters) -> np.ndarray:
+        params: Params = {}
+        where = filter_sql(filters, params)
+        rows = self.db.conn.execute(
+            f"SELECT DISTINCT c.embedding_id FROM chunks c JOIN files f ON f.id = c.file_id WHERE {where}",
+            params,
+        ).fetchall()
+        return np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+
+    def chunks_for_embeddings(self, embedding_ids: list[int], filters: Filters) -> list[tuple[int, int]]:
+        """(embedding_id, chunk rowid) pairs, filtered."""
+        if not embedding_ids:
+            return []
+        params: Params = {f"e{i}": e for i, e in enumerate(embedding_ids)}
+        marks = ",".join(f":e{i}" for i in range(len(embedding_ids)))
+        where = filter_sql(filters, params)
+        rows = self.db.conn.execute(
+            f"SELECT c.embedding_id, c.id FROM chunks c JOIN files f ON f.id = c.file_id "
+            f"WHERE c.embedding_id IN ({marks}) AND {where} ORDER BY c.id",
+            params,
+        ).fetchall()
+        return [(int(e), int(rowid)) for e, rowid in rows]
+
+    def first_chunks_matching(self, filters: Filters, limit: int) -> list[int]:
+        """The first chunk of each file the filters keep, by path: a query of filters only."""
+        params: Params = {"limit": limit}
+        where = filter_sql(filters, params)
+        rows = self.db.conn.execute(
+            f"SELECT (SELECT c.id FROM chunks c WHERE c.file_id = f.id ORDER BY c.ord LIMIT 1) AS first "
+            f"FROM files f WHERE {where} AND first IS NOT NULL ORDER BY f.path LIMIT :limit",
+            params,
+        ).fetchall()
+        return [int(r[0]) for r in rows]
+
+    def lexical(self, match: str, filters: Filters, limit: int) -> list[tuple[int, float]]:
+        """(chunk rowid, bm25) best first for an FTS5 MATCH expression (see `kbls.storage.fts`)."""
+        params: Params = {"match": match, "limit": limit}
+        where = None if filters.empty else filter_sql(filters, params)
+        try:
+            rows = self.db.conn.execute(fts.lexical_sql(where), params).fetchall()
+        except OperationalError as exc:  # an FTS syntax error is a bad query, not a crash
+            log.info("fts query %r failed: %s", match, exc)
+            return []
+        return [(int(rowid), float(rank)) for rowid, rank in rows]
+
+    def term_doc_counts(self, terms: Iterable[str]) -> dict[str, int]:
+        """How many chunks contain each term (FTS5 vocabulary), for planning a query."""
+        conn = self.db.conn
+        if not self.db.thread_flag("vocab"):
+            conn.execute(fts.VOCAB_TABLE_SQL)
+            self.db.set_thread_flag("vocab")
+        return fts.term_doc_counts(conn, terms)
+
+    def chunk_rows(self, chunk_rowids: list[int]) -> dict[int, dict[str, Any]]:
+        if not chunk_rowids:
+            return {}
+        marks = ",".join("?" * len(chunk_rowids))
+        rows = self.db.conn.execute(
+            f"SELECT c.id, f.path, c.start_line, c.end_line, c.breadcrumb, c.body, f.title, c.embedding_id, c.file_id "
+            f"FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id IN ({marks})",
+            chunk_rowids,
+        ).fetchall()
+        keys = ("id", "path", "start_line", "end_line", "breadcrumb", "body", "title", "embedding_id", "file_id")
+        return {r[0]: dict(zip(keys, r)) for r in rows}
+
+    def file_chunks(self, path: str) -> list[dict[str, Any]]:
+        rows = self.db.conn.execute(
+            "SELECT c.id, c.start_line, c.end_line, c.embedding_id, c.breadcrumb FROM chunks c "
+            "JOIN files f ON f.id = c.file_id WHERE f.path = ? ORDER BY c.ord",
+            (path,),
+        ).fetchall()
+        return [dict(zip(("id", "start_line", "end_line", "embedding_id", "breadcrumb"), r)) for r in rows]
+
+    def file_info(self, path: str) -> dict[str, Any] | None:
+        row = self.db.conn.execute("SELECT id, path, title, aliases FROM files WHERE path = ?", (path,)).fetchone()
+        if row is None:
+            return None
+        return {"id": row[0], "path": row[1], "title": row[2], "aliases": json.loads(row[3] or "[]")}
+
+    def tags_of(self, file_id: int) -> set[str]:
+        return {r[0] for r in self.db.conn.execute("SELECT tag FROM tags WHERE file_id = ?", (file_id,))}
+
+    def files_sharing_tags(self, file_id: int) -> dict[int, list[str]]:
+        out: dict[int, list[str]] = {}
+        for other, tag in self.db.conn.execute(
+            "SELECT t2.file_id, t2.tag FROM tags t1 JOIN tags t2 ON t1.tag = t2.tag "
+            "WHERE t1.file_id = ? AND t2.file_id != ?",
+            (file_id, file_id),
+        ):
+            out.setdefault(other, []).append(tag)
+        return out
+
+    def outgoing_links(self, file_id: int) -> list[tuple[str, str]]:
+        rows = self.db.conn.execute("SELECT kind, target FROM links WHERE file_id = ?", (file_id,))
+        return [(str(kind), str(target)) for kind, target in rows]
+
+    def resolve_link_targets(self, paths: list[str], names: list[str]) -> set[int]:
+        """File ids that `path` links or `[[name]]` wiki links point at (name: file stem, path
+        without extension, title or alias, case-insensitive)."""
+        ids: set[int] = set()
+        c = self.db.conn
+        for path in paths:
+            ids.update(r[0] for r in c.execute("SELECT id FROM files WHERE path = ?", (path,)))
+        for name in names:
+            lowered = name.lower().strip()
+            stem = lowered.rsplit("/", 1)[-1]
+            ids.update(
+                r[0]
+                for r in c.execute(
+                    "SELECT id FROM files WHERE stem = :stem AND (:name = stem OR lower(path) LIKE :name || '.%') "
+                    "UNION SELECT id FROM files WHERE lower(title) = :name "
+                    "UNION SELECT f.id FROM files f, json_each(f.aliases) a "
+                    "WHERE f.aliases != '[]' AND lower(a.value) = :name",
+                    {"stem": stem, "name": lowered},
+                )
+            )
+        return ids
+
+    def incoming_links(self, path: str, names: list[str]) -> set[int]:
+        params = [path] + [n.lower() for n in names]
+        marks = ",".join("?" * len(names)) or "NULL"
+        return {
+            int(r[0])
+            for r in self.db.conn.execute(
+                f"SELECT DISTINCT file_id FROM links WHERE (kind = 'path' AND target = ?) "
+                f"OR (kind = 'wiki' AND lower(target) IN ({marks}))",
+                params,
+            )
+        }
+
+    def first_chunk_of_files(self, file_ids: Iterable[int]) -> dict[int, int]:
+        out = {}
+        for fid in file_ids:
+            row = self.db.conn.execute("SELECT id FROM chunks WHERE file_id = ? ORDER BY ord LIMIT 1", (fid,)).fetchone()
+            if row:
+                out[fid] = int(row[0])
+        return out
+
+    def sqlite_info(self) -> dict[str, str]:
+        vec = self.db.conn.execute("SELECT vec_version()").fetchone()[0]
+        return {"module": SQLITE_MODULE_NAME, "version": str(SQLITE.sqlite_version), "vec": str(vec)}

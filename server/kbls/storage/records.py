@@ -1,0 +1,48 @@
+"""Typed rows that go into the store and come out of it; no caller reads a row by string key."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class FileRow:
+    """What the indexer needs to know of a stored file to decide whether it changed."""
+
+    id: int
+    path: str
+    hash: str | None  # None: the file was skipped (see `error`)
+    size: int
+    mtime_ns: int
+    error: str | None
+
+
+@dataclass(frozen=True)
+class ChunkRecord:
+    """A chunk ready to be written: its vector is stored already or passed in `vectors`."""
+
+    chunk_id: str
+    ord: int
+    hash: str
+    start_line: int
+    end_line: int
+    breadcrumb: str
+    body: str
+
+
+@dataclass(frozen=True)
+class NoteRecord:
+    """One parsed file, written in one transaction (`Store.write_note`)."""
+
+    path: str
+    hash: str
+    size: int
+    mtime_ns: int
+    title: str
+    kind: str
+    note_type: str | None
+    aliases: list[str]
+    tags: list[str]
+    links: list[tuple[str, str]]  # (kind: "path" or "wiki", target)
+    chunks: list[ChunkRecord]
+    warning: str | None

@@ -1,0 +1,169 @@
+"""The store's tables, its `meta` table and the migrations between schema versions.
+
+`ensure_schema` runs when a store opens: it creates what is missing, migrates an older schema in
+place (each step in the transaction that records it) and refuses a store it cannot serve: another
+schema, another model. The FTS5 table is defined in `kbls.storage.fts`.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from pathlib import Path
+from textwrap import dedent
+
+from kbls.errors import CorruptStoreError, ModelMismatchError
+from kbls.notepath import file_stem
+from kbls.storage.connection import Connection, ConnectionPool
+from kbls.storage.fts import FTS_TABLE_SQL
+
+log = logging.getLogger(__name__)
+
+SCHEMA_VERSION = 2
+
+SCHEMA = dedent(
+    """
+    CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+    CREATE TABLE IF NOT EXISTS files (
+        id INTEGER PRIMARY KEY,
+        path TEXT NOT NULL UNIQUE,
+        hash TEXT,
+        size INTEGER NOT NULL DEFAULT 0,
+        mtime_ns INTEGER NOT NULL DEFAULT 0,
+        title TEXT NOT NULL DEFAULT '',
+        kind TEXT NOT NULL DEFAULT 'md',
+        stem TEXT NOT NULL DEFAULT '',  -- lowercased file name without extension, for [[wiki]] links
+        note_type TEXT,
+        aliases TEXT NOT NULL DEFAULT '[]',
+        error TEXT,
+        indexed_at REAL NOT NULL DEFAULT 0
+    );
+    CREATE INDEX IF NOT EXISTS files_title ON files(lower(title));
+    CREATE TABLE IF NOT EXISTS embeddings (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        hash TEXT NOT NULL UNIQUE
+    );
+    CREATE TABLE IF NOT EXISTS chunks (
+        id INTEGER PRIMARY KEY,
+        chunk_id TEXT NOT NULL UNIQUE,
+        file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+        ord INTEGER NOT NULL,
+        hash TEXT NOT NULL,
+        embedding_id INTEGER NOT NULL REFERENCES embeddings(id),
+        start_line INTEGER NOT NULL,
+        end_line INTEGER NOT NULL,
+        breadcrumb TEXT NOT NULL,
+        body TEXT NOT NULL
+    );
+    CREATE INDEX IF NOT EXISTS chunks_file ON chunks(file_id);
+    CREATE INDEX IF NOT EXISTS chunks_embedding ON chunks(embedding_id);
+    CREATE TABLE IF NOT EXISTS tags (
+        file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+        tag TEXT NOT NULL,
+        PRIMARY KEY (file_id, tag)
+    );
+    CREATE INDEX IF NOT EXISTS tags_tag ON tags(tag);
+    CREATE TABLE IF NOT EXISTS links (
+        file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+        kind TEXT NOT NULL,
+        target TEXT NOT NULL
+    );
+    CREATE INDEX IF NOT EXISTS links_file ON links(file_id);
+    CREATE INDEX IF NOT EXISTS links_target ON links(target);
+    """
+)
+
+
+def vector_table_sql(dimension: int) -> str:
+    """sqlite-vec's table of vectors; its rowid is the `embeddings` id."""
+    return (
+        f"CREATE VIRTUAL TABLE IF NOT EXISTS vec_embeddings USING vec0("
+        f"embedding float[{int(dimension)}] distance_metric=cosine)"
+    )
+
+
+def _migrate_1_to_2(c: Connection) -> None:
+    """v2 added `files.stem`, so `[[wiki]]` links resolve through an index."""
+    columns = {row[1] for row in c.execute("PRAGMA table_info(files)")}
+    if "stem" not in columns:  # development builds of v1 already had it
+        c.execute("ALTER TABLE files ADD COLUMN stem TEXT NOT NULL DEFAULT ''")
+    rows = c.execute("SELECT id, path FROM files").fetchall()
+    c.executemany("UPDATE files SET stem = ? WHERE id = ?", [(file_stem(path), fid) for fid, path in rows])
+
+
+#: from-version -> step to the next version; each runs in the transaction that records it.
+MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _migrate_1_to_2}
+#: indexes on columns that migrations add: created once the migrations ran.
+POST_MIGRATION_SQL = ("CREATE INDEX IF NOT EXISTS files_stem ON files(stem)",)
+
+
+def read_meta(conn: Connection) -> dict[str, str]:
+    """The `meta` table as a mapping (every value is text)."""
+    return {str(k): str(v) for k, v in conn.execute("SELECT key, value FROM meta").fetchall()}
+
+
+def ensure_schema(
+    pool: ConnectionPool, *, model_id: str, dimension: int, model_sha256: str | None, check: bool
+) -> dict[str, str]:
+    """Create or migrate the schema of `pool`'s store and check that it serves this model.
+
+    :param check: run `PRAGMA quick_check` first (a daemon opening a store it did not create).
+    :returns: the `meta` table after creation and migration.
+    :raises CorruptStoreError: damaged, or of a schema this version cannot migrate.
+    :raises ModelMismatchError: the store holds vectors of another model or dimension.
+    """
+    path: Path = pool.path
+    conn = pool.conn
+    if check and path.exists() and path.stat().st_size > 0:
+        result = conn.execute("PRAGMA quick_check").fetchone()[0]
+        if result != "ok":
+            raise CorruptStoreError(f"the store {path} is damaged ({result})")
+    mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+    if str(mode).lower() != "wal":
+        log.warning("store %s: journal mode is %s, not WAL", path, mode)
+    with pool.atomic() as c:
+        for statement in SCHEMA.split(";"):
+            if statement.strip():
+                c.execute(statement)
+        c.execute(FTS_TABLE_SQL)
+        c.execute(vector_table_sql(dimension))
+        meta = read_meta(c)
+        if not meta:
+            c.executemany(
+                "INSERT INTO meta(key, value) VALUES (?, ?)",
+                [
+                    ("schema_version", str(SCHEMA_VERSION)),
+                    ("model_id", model_id),
+                    ("dimension", str(dimension)),
+                    ("model_sha256", model_sha256 or ""),
+                    ("created_at", str(time.time())),
+                ],
+            )
+            meta = read_meta(c)
+        version = int(meta["schema_version"]) if meta.get("schema_version", "").isdigit() else -1
+        while version in MIGRATIONS and version < SCHEMA_VERSION:
+            MIGRATIONS[version](c)
+            version += 1
+            c.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(version),))
+            log.info("store %s migrated to schema version %s", path, version)
+            meta["schema_version"] = str(version)
+        if meta.get("schema_version") == str(SCHEMA_VERSION):
+            for statement in POST_MIGRATION_SQL:
+                c.execute(statement)
+    check_meta(path, meta, model_id=model_id, dimension=dimension)
+    return meta
+
+
+def check_meta(path: Path, meta: dict[str, str], *, model_id: str, dimension: int) -> None:
+    """Refuse a store of another schema version or another model."""
+    if meta.get("schema_version") != str(SCHEMA_VERSION):
+        raise CorruptStoreError(
+            f"the store {path} has schema version {meta.get('schema_version')}, this kbls uses {SCHEMA_VERSION}"
+        )
+    if meta.get("model_id") != model_id or meta.get("dimension") != str(dimension):
+        raise ModelMismatchError(
+            f"the store {path} holds vectors of {meta.get('model_id')} "
+            f"({meta.get('dimension')}-d); the configured model is {model_id} "
+            f"({dimension}-d). Run `kbls index --rebuild` to re-embed with the new model."
+        )
