@@ -355,7 +355,7 @@ def build_workspace(chunks: int) -> Path:
         if report.chunks >= chunks:
             break
     # Trim the last copy down to about the target: drop whole files, then one more scan.
-    excess = engine.store.counts()["chunks"] - chunks
+    excess = engine.store.counts().chunks - chunks
     for path in sorted((root / f"copy{copy - 1:03d}").rglob("*.md"), reverse=True):
         if excess <= 0:
             break

@@ -42,10 +42,11 @@ sys.path.insert(0, str(REPO / "server"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from doc_section import replace_section  # noqa: E402
 from kbls.config import Config, ModelConfig  # noqa: E402
-from kbls.engine import MODES, Engine  # noqa: E402
+from kbls.engine import Engine  # noqa: E402
 from kbls.errors import StoreError  # noqa: E402
 from kbls.evaluate import evaluate  # noqa: E402
 from kbls.indexing.embed import Embedder  # noqa: E402
+from kbls.limits import MODES  # noqa: E402
 from kbls.storage.store import STORE_FILE, Store  # noqa: E402
 
 log = logging.getLogger("bench_engine")
@@ -253,7 +254,7 @@ def phase_rustweb(embedder: Embedder, repeats: int) -> dict:
         engine.close()
     markdown = sum(1 for _ in root.rglob("*.md"))
     return {"root": str(root.relative_to(CACHE.parent.parent)), "markdown_files": markdown,
-            "files": counts["files"], "chunks": counts["chunks"], "first_index": first,
+            "files": counts.files, "chunks": counts.chunks, "first_index": first,
             "reindex_seconds": times, "reindex_median": statistics.median(times)}
 
 

@@ -95,7 +95,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     engine = _engine(args)
     try:
         result = engine.search(args.query, limit=args.limit, mode=args.mode, group_by_file=args.group_by_file)
-        empty_store = not result.hits and engine.store.counts()["files"] == 0
+        empty_store = not result.hits and engine.store.counts().files == 0
     finally:
         engine.close()
     if args.json:

@@ -24,7 +24,7 @@ from kbls.indexing.scan import Scanner
 from kbls.limits import MAX_LIMIT, MIN_LIMIT, MODES, Mode
 from kbls.query.filters import Filters
 from kbls.query.syntax import parse_query
-from kbls.results import Hit, IndexReport, RootStatus, Skipped, SqliteInfo
+from kbls.results import Hit, IndexReport, RootStatus, Skipped
 from kbls.retrieval.hybrid import HybridSearcher
 from kbls.retrieval.related import related_notes
 from kbls.retrieval.vectors import VectorIndex
@@ -150,8 +150,8 @@ class Engine:
         counts = self.store.counts()
         return RootStatus(
             root=str(self.root), store=str(self.store_dir), store_bytes=self.store.size_bytes(),
-            files=counts["files"], chunks=counts["chunks"], vectors=counts["vectors"],
+            files=counts.files, chunks=counts.chunks, vectors=counts.vectors,
             model=self.embedder.model_id, dimension=self.embedder.dimension,
-            sqlite=SqliteInfo(**self.store.sqlite_info()),
+            sqlite=self.store.sqlite_info(),
             errors=[Skipped(p, e) for p, e in self.store.errors()],
         )

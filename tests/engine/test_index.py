@@ -45,7 +45,7 @@ def test_editing_one_paragraph_re_embeds_only_that_sections_chunks(root, note, m
     counter = count_embedded(engine)
     first = engine.index()
     assert first.embedded == len(counter.take()) == first.chunks
-    section_7 = [c for c in engine.store.file_chunks("handbook.md") if c["breadcrumb"] == "Handbook > Section 7"]
+    section_7 = [c for c in engine.store.file_chunks("handbook.md") if c.breadcrumb == "Handbook > Section 7"]
     assert len(section_7) >= 1 and first.chunks >= 20  # each section is its own chunk at least
 
     note("handbook.md", _twenty_sections(edit=7))

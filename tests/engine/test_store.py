@@ -89,11 +89,11 @@ def _snapshot(store: Store, path: str) -> tuple:
     ).fetchone()[0]
     return (
         files[path].hash,
-        [(c["breadcrumb"], c["start_line"]) for c in store.file_chunks(path)],
+        [(c.breadcrumb, c.start_line) for c in store.file_chunks(path)],
         sorted(store.tags_of(file_id)),
         store.outgoing_links(file_id),
         fts,
-        store.counts()["vectors"],
+        store.counts().vectors,
     )
 
 

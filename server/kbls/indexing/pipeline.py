@@ -79,7 +79,7 @@ class IndexPipeline:
                 return IndexReport(busy=True, seconds=time.perf_counter() - started)
             report = self._run_locked(None if paths is None else list(paths), force, progress, cancel)
         counts = self.store.counts()
-        report.files, report.chunks = counts["files"], counts["chunks"]
+        report.files, report.chunks = counts.files, counts.chunks
         report.seconds = time.perf_counter() - started
         return report
 

@@ -95,7 +95,7 @@ class HybridSearcher:
             for ranked in scored:
                 if ranked.rowid not in rows:
                     continue  # rewritten by the indexer since it was ranked
-                path = rows[ranked.rowid]["path"]
+                path = rows[ranked.rowid].path
                 if path in by_path:
                     best, more = chosen[by_path[path]]
                     chosen[by_path[path]] = (best, more + 1)
@@ -113,9 +113,9 @@ class HybridSearcher:
                 continue  # the indexer rewrote this file between the ranking and this read
             hits.append(
                 Hit(
-                    path=row["path"], start_line=row["start_line"], end_line=row["end_line"],
-                    title=row["title"], breadcrumb=row["breadcrumb"],
-                    snippet=make_snippet(row["body"], terms), score=round(float(ranked.score), 6),
+                    path=row.path, start_line=row.start_line, end_line=row.end_line,
+                    title=row.title, breadcrumb=row.breadcrumb,
+                    snippet=make_snippet(row.body, terms), score=round(float(ranked.score), 6),
                     signals=ranked.signals, more=more, root=str(self.root),
                 )
             )

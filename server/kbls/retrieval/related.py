@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
+from kbls.notepath import file_stem
 from kbls.results import Hit
 from kbls.retrieval.snippet import make_snippet
 from kbls.retrieval.vectors import VectorIndex
@@ -33,15 +34,15 @@ def related_notes(store: Store, vectors: VectorIndex, root: Path, rel: str, line
     info = store.file_info(rel)
     if info is None:
         return []
-    file_id: int = info["id"]
+    file_id: int = info.id
     chunks = store.file_chunks(rel)
     source = chunks
     if line is not None and chunks:
-        inside = [c for c in chunks if c["start_line"] <= line <= c["end_line"]]
-        source = inside[:1] or [min(chunks, key=lambda c: abs(c["start_line"] - line))]
+        inside = [c for c in chunks if c.start_line <= line <= c.end_line]
+        source = inside[:1] or [min(chunks, key=lambda c: abs(c.start_line - line))]
     candidates: dict[int, _Candidate] = {}  # file_id -> its nearest chunk
     if source:
-        found = vectors.vectors([c["embedding_id"] for c in source])
+        found = vectors.vectors([c.embedding_id for c in source])
         if len(found):
             query = found.mean(axis=0)
             query /= max(float(np.linalg.norm(query)), 1e-12)
@@ -54,17 +55,16 @@ def related_notes(store: Store, vectors: VectorIndex, root: Path, rel: str, line
                 if row is None:
                     continue  # rewritten by the indexer meanwhile
                 score = score_of[embedding_id]
-                if row["file_id"] == file_id or score < RELATED_MIN_SIMILARITY:
+                if row.file_id == file_id or score < RELATED_MIN_SIMILARITY:
                     continue
-                best = candidates.get(row["file_id"])
+                best = candidates.get(row.file_id)
                 if best is None or score > best.similarity:
-                    candidates[row["file_id"]] = _Candidate(rowid, score, row["breadcrumb"])
+                    candidates[row.file_id] = _Candidate(rowid, score, row.breadcrumb)
     outgoing = store.outgoing_links(file_id)
     links_to = store.resolve_link_targets(
         [t for k, t in outgoing if k == "path"], [t for k, t in outgoing if k == "wiki"]
     )
-    stem = rel.rsplit("/", 1)[-1].rsplit(".", 1)[0]
-    names = {stem, rel, rel.rsplit(".", 1)[0], info["title"], *info["aliases"]}
+    names = {file_stem(rel), rel, rel.rsplit(".", 1)[0], info.title, *info.aliases}
     linked_from = store.incoming_links(rel, sorted(names))
     shared = store.files_sharing_tags(file_id)
     extra_ids = (links_to | linked_from | set(shared)) - set(candidates) - {file_id}
@@ -96,8 +96,8 @@ def related_notes(store: Store, vectors: VectorIndex, root: Path, rel: str, line
             continue
         hits.append(
             Hit(
-                path=row["path"], start_line=row["start_line"], end_line=row["end_line"],
-                title=row["title"], breadcrumb=row["breadcrumb"], snippet=make_snippet(row["body"], []),
+                path=row.path, start_line=row.start_line, end_line=row.end_line,
+                title=row.title, breadcrumb=row.breadcrumb, snippet=make_snippet(row.body, []),
                 score=round(score, 6), reasons=reasons, root=str(root),
             )
         )

@@ -11,15 +11,15 @@ import json
 import logging
 import os
 from collections.abc import Iterable
-from typing import Any
 
 import numpy as np
 
 from kbls.query.filters import Filters
+from kbls.results import SqliteInfo
 from kbls.storage import fts
 from kbls.storage.connection import SQLITE, SQLITE_MODULE_NAME, ConnectionPool, OperationalError
 from kbls.storage.filter_sql import Params, filter_sql
-from kbls.storage.records import FileRow
+from kbls.storage.records import ChunkRow, FileChunk, FileInfo, FileRow, StoreCounts
 
 log = logging.getLogger(__name__)
 
@@ -54,13 +54,13 @@ class StoreReads:
             found.update(r[0] for r in self.db.conn.execute(f"SELECT hash FROM embeddings WHERE hash IN ({marks})", batch))
         return found
 
-    def counts(self) -> dict[str, int]:
+    def counts(self) -> StoreCounts:
         c = self.db.conn
-        return {
-            "files": c.execute("SELECT count(*) FROM files WHERE hash IS NOT NULL").fetchone()[0],
-            "chunks": c.execute("SELECT count(*) FROM chunks").fetchone()[0],
-            "vectors": c.execute("SELECT count(*) FROM embeddings").fetchone()[0],
-        }
+        return StoreCounts(
+            files=int(c.execute("SELECT count(*) FROM files WHERE hash IS NOT NULL").fetchone()[0]),
+            chunks=int(c.execute("SELECT count(*) FROM chunks").fetchone()[0]),
+            vectors=int(c.execute("SELECT count(*) FROM embeddings").fetchone()[0]),
+        )
 
     def errors(self) -> list[tuple[str, str]]:
         rows = self.db.conn.execute("SELECT path, error FROM files WHERE error IS NOT NULL ORDER BY path")
@@ -126,7 +126,8 @@ class StoreReads:
             self.db.set_thread_flag("vocab")
         return fts.term_doc_counts(conn, terms)
 
-    def chunk_rows(self, chunk_rowids: list[int]) -> dict[int, dict[str, Any]]:
+    def chunk_rows(self, chunk_rowids: list[int]) -> dict[int, ChunkRow]:
+        """The chunks of `chunk_rowids` that still exist (the indexer may have rewritten some)."""
         if not chunk_rowids:
             return {}
         marks = ",".join("?" * len(chunk_rowids))
@@ -135,22 +136,23 @@ class StoreReads:
             f"FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id IN ({marks})",
             chunk_rowids,
         ).fetchall()
-        keys = ("id", "path", "start_line", "end_line", "breadcrumb", "body", "title", "embedding_id", "file_id")
-        return {r[0]: dict(zip(keys, r)) for r in rows}
+        return {int(r[0]): ChunkRow(*r) for r in rows}
 
-    def file_chunks(self, path: str) -> list[dict[str, Any]]:
+    def file_chunks(self, path: str) -> list[FileChunk]:
+        """The chunks of one file, in file order; [] when it is not stored."""
         rows = self.db.conn.execute(
             "SELECT c.id, c.start_line, c.end_line, c.embedding_id, c.breadcrumb FROM chunks c "
             "JOIN files f ON f.id = c.file_id WHERE f.path = ? ORDER BY c.ord",
             (path,),
         ).fetchall()
-        return [dict(zip(("id", "start_line", "end_line", "embedding_id", "breadcrumb"), r)) for r in rows]
+        return [FileChunk(*r) for r in rows]
 
-    def file_info(self, path: str) -> dict[str, Any] | None:
+    def file_info(self, path: str) -> FileInfo | None:
         row = self.db.conn.execute("SELECT id, path, title, aliases FROM files WHERE path = ?", (path,)).fetchone()
         if row is None:
             return None
-        return {"id": row[0], "path": row[1], "title": row[2], "aliases": json.loads(row[3] or "[]")}
+        aliases = json.loads(row[3] or "[]")
+        return FileInfo(int(row[0]), str(row[1]), str(row[2]), [str(a) for a in aliases] if isinstance(aliases, list) else [])
 
     def tags_of(self, file_id: int) -> set[str]:
         return {r[0] for r in self.db.conn.execute("SELECT tag FROM tags WHERE file_id = ?", (file_id,))}
@@ -211,6 +213,7 @@ class StoreReads:
                 out[fid] = int(row[0])
         return out
 
-    def sqlite_info(self) -> dict[str, str]:
+    def sqlite_info(self) -> SqliteInfo:
+        """Which SQLite module and versions serve this store (for `kbls status`)."""
         vec = self.db.conn.execute("SELECT vec_version()").fetchone()[0]
-        return {"module": SQLITE_MODULE_NAME, "version": str(SQLITE.sqlite_version), "vec": str(vec)}
+        return SqliteInfo(module=SQLITE_MODULE_NAME, version=str(SQLITE.sqlite_version), vec=str(vec))

@@ -46,3 +46,46 @@ class NoteRecord:
     links: list[tuple[str, str]]  # (kind: "path" or "wiki", target)
     chunks: list[ChunkRecord]
     warning: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class StoreCounts:
+    files: int  # files indexed (skipped files, which have no hash, are not counted)
+    chunks: int
+    vectors: int  # distinct chunk texts with a stored vector
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkRow:
+    """A chunk with what a hit shows of it and of its file."""
+
+    id: int  # the chunk's rowid (also its FTS5 rowid)
+    path: str
+    start_line: int
+    end_line: int
+    breadcrumb: str
+    body: str
+    title: str
+    embedding_id: int
+    file_id: int
+
+
+@dataclass(frozen=True, slots=True)
+class FileChunk:
+    """A chunk of one file, in file order (`Store.file_chunks`)."""
+
+    id: int
+    start_line: int
+    end_line: int
+    embedding_id: int
+    breadcrumb: str
+
+
+@dataclass(frozen=True, slots=True)
+class FileInfo:
+    """What related-notes needs of a file: its id and the names other notes may link it by."""
+
+    id: int
+    path: str
+    title: str
+    aliases: list[str]
