@@ -137,3 +137,4 @@ def test_wheel_installs_as_a_tool_and_searches_offline(tmp_path: Path) -> None:
         ).stdout
     )
     assert hits and hits[0]["path"] == "rust/ownership.md"
+    assert "read_note" in _run([kbls_exe, "mcp", "--help"], env).stdout  # the MCP SDK came with the wheel
