@@ -2,7 +2,9 @@
 ---
 --- One private funnel, `request`, finds the client and sends; each public function documents
 --- its params and returns a cancel function. Callbacks get `(err, result)`.
-local lsp = require("kbls.lsp")
+local clients = require("kbls.lsp.clients")
+local contract = require("kbls.contract")
+local request = require("kbls.lsp.request")
 
 local M = {}
 
@@ -12,17 +14,17 @@ local M = {}
 ---@param cb fun(err: table|nil, result: any)
 ---@param opts {bufnr?: integer, client?: vim.lsp.Client}|nil
 ---@return fun() cancel
-local function request(method, params, cb, opts)
+local function send(method, params, cb, opts)
   opts = opts or {}
   local client, why = opts.client, nil
   if not client then
-    client, why = lsp.client(opts.bufnr)
+    client, why = clients.pick(opts.bufnr)
   end
   if not client then
-    cb({ code = -32603, message = "kbls: " .. tostring(why) }, nil)
+    cb({ code = contract.INTERNAL_ERROR, message = "kbls: " .. tostring(why) }, nil)
     return function() end
   end
-  return lsp.request(client, method, params, cb, opts.bufnr)
+  return request.send(client, method, params, cb, opts.bufnr)
 end
 
 --- Search the knowledge base.
@@ -32,7 +34,7 @@ end
 ---@return fun() cancel
 ---@see docs/protocol.md `kb/search`
 function M.search(params, cb, opts)
-  return request("kb/search", params, cb, opts)
+  return send(contract.methods.search, params, cb, opts)
 end
 
 --- Notes related to a note, or to the chunk at a position.
@@ -42,7 +44,7 @@ end
 ---@return fun() cancel
 ---@see docs/protocol.md `kb/related`
 function M.related(params, cb, opts)
-  return request("kb/related", params, cb, opts)
+  return send(contract.methods.related, params, cb, opts)
 end
 
 --- The daemon's version, model and per-root stores.
@@ -51,7 +53,7 @@ end
 ---@return fun() cancel
 ---@see docs/protocol.md `kb/status`
 function M.status(cb, opts)
-  return request("kb/status", vim.empty_dict(), cb, opts)
+  return send(contract.methods.status, vim.empty_dict(), cb, opts)
 end
 
 --- Queue a reindex.
@@ -61,7 +63,7 @@ end
 ---@return fun() cancel
 ---@see docs/protocol.md `kb/reindex`
 function M.reindex(params, cb, opts)
-  return request("kb/reindex", params or vim.empty_dict(), cb, opts)
+  return send(contract.methods.reindex, params or vim.empty_dict(), cb, opts)
 end
 
 return M

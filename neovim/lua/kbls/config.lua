@@ -2,6 +2,8 @@
 ---
 --- Every other module reads options through `require("kbls.config").options`, so there is one
 --- place that knows the shape of the configuration (see `:help kbls-configuration`).
+local contract = require("kbls.contract")
+
 local M = {}
 
 --- The default keymaps used when `keymaps = true`.
@@ -18,15 +20,16 @@ M.defaults = {
   cmd_env = nil,
   -- Buffers of these filetypes start (or attach to) a client for their root.
   filetypes = { "markdown" },
-  -- Root detection, in priority order: the nearest folder holding `.kbls.yaml` wins over the
-  -- nearest `.git`. An entry may be a list of names of equal priority.
-  root_markers = { ".kbls.yaml", ".git" },
+  -- Root detection, in priority order: a folder is a knowledge base when it (or a parent) holds
+  -- `.kbls.yaml`. Add ".git" to index any git repository's notes too (opt-in: a README in a code
+  -- project then starts a daemon). An entry may be a list of names of equal priority.
+  root_markers = { ".kbls.yaml" },
   -- Start the daemon automatically for buffers of `filetypes`.
   auto_attach = true,
   -- Sent as `initializationOptions`; any `.kbls.yaml` key, e.g. { search = { limit = 20 } }.
   init_options = {},
-  -- Picker for :KbSearch / :KbRelated: "auto" (telescope when installed, else "select"),
-  -- "telescope" or "select" (vim.ui.select, which fzf-lua, snacks or dressing can take over).
+  -- Picker for :KbSearch / :KbRelated: "auto" (the first installed of telescope, snacks, fzf-lua,
+  -- else "select"), "telescope", "snacks", "fzf-lua" or "select" (vim.ui.select).
   picker = "auto",
   search = {
     -- `limit` and `mode` of kb/search ("hybrid", "semantic", "lexical").
@@ -49,8 +52,8 @@ M.defaults = {
 
 M.options = vim.deepcopy(M.defaults)
 
-local valid_pickers = { auto = true, telescope = true, select = true }
-local valid_modes = { hybrid = true, semantic = true, lexical = true }
+--- Values of the `picker` option.
+M.pickers = { "auto", "telescope", "snacks", "fzf-lua", "select" }
 
 --- Normalise `cmd`: a string is split on whitespace, a function is kept as is.
 ---@param cmd string|string[]|function
@@ -81,18 +84,14 @@ function M.validate(opts)
     type(opts.root_markers) == "table" and #opts.root_markers > 0,
     "root_markers must be a non-empty list"
   )
-  check(valid_pickers[opts.picker] ~= nil, "picker must be one of auto, telescope, select")
+  check(vim.tbl_contains(M.pickers, opts.picker), "picker must be one of " .. table.concat(M.pickers, ", "))
   check(
-    type(opts.search) == "table" and valid_modes[opts.search.mode] ~= nil,
-    "search.mode must be hybrid, semantic or lexical"
+    type(opts.search) == "table" and contract.is_mode(opts.search.mode),
+    "search.mode must be one of " .. table.concat(contract.MODES, ", ")
   )
-  check(
-    type(opts.search) == "table"
-      and type(opts.search.limit) == "number"
-      and opts.search.limit >= 1
-      and opts.search.limit <= 200,
-    "search.limit must be a number from 1 to 200"
-  )
+  local range = ("an integer from %d to %d"):format(contract.MIN_LIMIT, contract.MAX_LIMIT)
+  check(type(opts.search) == "table" and contract.is_limit(opts.search.limit), "search.limit must be " .. range)
+  check(type(opts.related) == "table" and contract.is_limit(opts.related.limit), "related.limit must be " .. range)
   check(
     type(opts.search) == "table" and type(opts.search.debounce) == "number" and opts.search.debounce >= 0,
     "search.debounce must be a number >= 0"

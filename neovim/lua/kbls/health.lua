@@ -1,7 +1,11 @@
 --- `:checkhealth kbls`: Neovim version, the daemon and its version, the store and model from
---- `kb/status`, and whether Telescope is there.
+--- `kb/status`, and which pickers are installed.
+local clients = require("kbls.lsp.clients")
 local config = require("kbls.config")
-local lsp = require("kbls.lsp")
+local contract = require("kbls.contract")
+local pickers = require("kbls.pickers")
+local request = require("kbls.lsp.request")
+local root = require("kbls.lsp.root")
 local status = require("kbls.status")
 
 local M = {}
@@ -39,7 +43,8 @@ function M.check_server()
   local path = vim.fn.exepath(exe)
   if path == "" then
     health.error(("server `%s` not found"):format(exe), {
-      "Install kbls (`pip install kbls`) or set `cmd` in require('kbls').setup({ cmd = { '/path/to/kbls', 'serve' } })",
+      "Install the server as a tool: `uv tool install kbls` or `pipx install kbls`",
+      "From a clone: `make venv`, then set `cmd` in require('kbls').setup({ cmd = { '/path/to/kbls/.venv/bin/kbls', 'serve' } })",
     })
     return false
   end
@@ -51,7 +56,7 @@ end
 --- Report `kb/status` of a running client.
 ---@param client vim.lsp.Client
 function M.check_client(client)
-  local result, err = lsp.request_sync(client, "kb/status", vim.empty_dict())
+  local result, err = request.sync(client, contract.methods.status, vim.empty_dict())
   if not result then
     health.error(
       ("kb/status failed for %s: %s"):format(
@@ -92,13 +97,26 @@ function M.check_client(client)
   end
 end
 
---- Report whether Telescope is there (optional).
-function M.check_telescope()
-  if require("kbls.pickers.telescope").available() then
-    health.ok("telescope.nvim found: `:Telescope kbls search` and `:Telescope kbls related` are available")
-  else
-    health.info("telescope.nvim not found (optional): :KbSearch and :KbRelated use vim.ui.select")
+--- Report which pickers are installed and which one `picker` chooses.
+function M.check_pickers()
+  local found = pickers.found()
+  for _, name in ipairs(pickers.order) do
+    if vim.tbl_contains(found, name) then
+      health.ok(("%s found"):format(pickers.plugins[name]))
+    else
+      health.info(("%s not found (optional)"):format(pickers.plugins[name]))
+    end
   end
+  if vim.tbl_contains(found, "telescope") then
+    health.ok("`:Telescope kbls` (search), `:Telescope kbls related` are available")
+  end
+  local chosen = pickers.name()
+  health.ok(
+    ("picker = %q: :KbSearch and :KbRelated use %s"):format(
+      config.options.picker,
+      pickers.plugins[chosen]
+    )
+  )
 end
 
 function M.check()
@@ -119,21 +137,21 @@ function M.check()
   M.check_server()
 
   health.start("kbls: running servers")
-  local clients = lsp.clients()
-  if #clients == 0 then
-    local root = lsp.buf_root(0) or lsp.find_root(vim.fn.getcwd())
+  local running = clients.list()
+  if #running == 0 then
+    local here = root.for_buffer(0) or root.find(vim.fn.getcwd())
     health.info(
       "no kbls client is running"
-        .. (root and (" (root here: " .. root .. ")") or "")
-        .. "; open a note of a configured filetype to start one, then run :checkhealth kbls again"
+        .. (here and (" (root here: " .. here .. ")") or (" (no " .. vim.inspect(config.options.root_markers) .. " here)"))
+        .. "; open a note of a configured filetype inside a folder with .kbls.yaml, then run :checkhealth kbls again"
     )
   end
-  for _, client in ipairs(clients) do
+  for _, client in ipairs(running) do
     M.check_client(client)
   end
 
   health.start("kbls: pickers")
-  M.check_telescope()
+  M.check_pickers()
 end
 
 return M

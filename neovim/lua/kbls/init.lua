@@ -3,33 +3,20 @@
 --- Public API: `setup`, `attach`, `search`, `related`, `status`, `reindex`, `statusline`, and
 --- `api` (the raw `kb/*` requests). See `:help kbls`.
 local api = require("kbls.api")
+local client_config = require("kbls.lsp.client_config")
+local clients = require("kbls.lsp.clients")
 local config = require("kbls.config")
-local lsp = require("kbls.lsp")
-local search = require("kbls.search")
+local index_status = require("kbls.lsp.index_status")
+local items = require("kbls.items")
+local keymaps = require("kbls.keymaps")
+local notify = require("kbls.notify")
+local params = require("kbls.params")
+local pickers = require("kbls.pickers")
 local status = require("kbls.status")
-local ui = require("kbls.ui")
 
 local M = {}
 
 M.api = api
-
-local function notify(msg, level)
-  vim.notify("kbls: " .. msg, level or vim.log.levels.INFO, { title = "kbls" })
-end
-
-local function report(what, err)
-  if err and not search.is_cancelled(err) then
-    notify(
-      ("%s failed: %s"):format(
-        what,
-        type(err) == "table" and (err.message or vim.inspect(err)) or tostring(err)
-      ),
-      vim.log.levels.ERROR
-    )
-    return true
-  end
-  return err ~= nil
-end
 
 local function define_highlights()
   for name, link in pairs({
@@ -37,6 +24,8 @@ local function define_highlights()
     KblsBreadcrumb = "Comment",
     KblsPath = "Directory",
     KblsReason = "Comment",
+    KblsSnippet = "Comment",
+    KblsState = "WarningMsg",
   }) do
     vim.api.nvim_set_hl(0, name, { link = link, default = true })
   end
@@ -52,6 +41,24 @@ local function executable()
   return cmd[1]
 end
 
+--- Keymap actions of attached buffers.
+local function keymap_actions()
+  return {
+    search = function()
+      M.search()
+    end,
+    related = function()
+      M.related()
+    end,
+    status = function()
+      M.status()
+    end,
+    reindex = function()
+      M.reindex()
+    end,
+  }
+end
+
 --- Configure the plugin and start clients for buffers of the configured filetypes (including
 --- those already open, for lazy loading on `ft`).
 ---@param opts table|nil see `:help kbls-configuration`
@@ -60,6 +67,16 @@ function M.setup(opts)
   define_highlights()
   local group = vim.api.nvim_create_augroup("kbls", { clear = true })
   vim.api.nvim_create_autocmd("ColorScheme", { group = group, callback = define_highlights })
+  -- Keymaps for every kbls client, the plugin's own or one started by vim.lsp.enable("kbls").
+  vim.api.nvim_create_autocmd("LspAttach", {
+    group = group,
+    callback = function(ev)
+      local client = vim.lsp.get_client_by_id(ev.data.client_id)
+      if client and client.name == client_config.name then
+        keymaps.set(ev.buf, keymap_actions())
+      end
+    end,
+  })
   if config.options.auto_attach and #config.options.filetypes > 0 then
     vim.api.nvim_create_autocmd("FileType", {
       group = group,
@@ -69,33 +86,34 @@ function M.setup(opts)
       end,
     })
     for _, buf in ipairs(vim.api.nvim_list_bufs()) do
-      if
-        vim.api.nvim_buf_is_loaded(buf) and vim.tbl_contains(config.options.filetypes, vim.bo[buf].filetype)
-      then
+      if vim.api.nvim_buf_is_loaded(buf) and vim.tbl_contains(config.options.filetypes, vim.bo[buf].filetype) then
         M.attach(buf)
       end
     end
   end
 end
 
---- Start (or reuse) the client for the buffer's root and attach the buffer.
+--- Start (or reuse) the client for the buffer's root and attach the buffer. A buffer outside
+--- a knowledge base (no root marker above it) starts nothing.
 ---@param bufnr integer|nil default: current buffer
 ---@return integer|nil client_id
 function M.attach(bufnr)
   local exe = executable()
   if exe and vim.fn.executable(exe) ~= 1 then
     vim.notify_once(
-      ("kbls: %q is not executable; set `cmd` in require('kbls').setup()"):format(exe),
+      ("kbls: %q is not executable; install the server (`uv tool install kbls` or `pipx install kbls`) or set `cmd` in require('kbls').setup()"):format(
+        exe
+      ),
       vim.log.levels.ERROR
     )
     return nil
   end
-  return lsp.start(bufnr)
+  return clients.start(bufnr)
 end
 
---- Search the knowledge base. With a live picker (telescope) the picker opens with `query` as
---- its text; otherwise the query is asked with `vim.ui.input` when missing, sent once, and the
---- hits shown with `vim.ui.select`.
+--- Search the knowledge base. With a live picker (telescope, snacks, fzf-lua) the picker opens
+--- with `query` as its text; otherwise the query is asked with `vim.ui.input` when missing, sent
+--- once, and the hits shown with `vim.ui.select`.
 ---@param query string|nil
 ---@param opts {picker?: string, bufnr?: integer, search?: table}|nil `search` overrides the `search` options
 function M.search(query, opts)
@@ -103,7 +121,7 @@ function M.search(query, opts)
   if query == "" then
     query = nil
   end
-  local picker = ui.picker(opts.picker)
+  local picker = pickers.get(opts.picker)
   if picker.live_search then
     local popts = vim.tbl_extend("force", {}, opts, { query = query })
     popts.picker = nil
@@ -116,19 +134,19 @@ function M.search(query, opts)
       end
     end)
   end
-  local params = search.search_params(query, opts.search)
-  if not params then
+  local p = params.search(query, opts.search)
+  if not p then
     return
   end
-  api.search(params, function(err, result)
-    if report("search", err) then
+  api.search(p, function(err, result)
+    if notify.report("search", err) then
       return
     end
-    local items = search.items(result and result.hits)
-    if #items == 0 then
-      return notify(("nothing found for %q"):format(query), vim.log.levels.WARN)
+    local list = items.items(result and result.hits)
+    if #list == 0 then
+      return notify.notify(("nothing found for %q"):format(query), vim.log.levels.WARN)
     end
-    picker.show_hits(items, { title = "kbls: " .. query }, search.open)
+    picker.show_hits(list, { title = "kbls: " .. query })
   end, { bufnr = opts.bufnr })
 end
 
@@ -142,23 +160,23 @@ function M.related(opts)
   if not opts.whole and bufnr == vim.api.nvim_get_current_buf() then
     position = { line = vim.api.nvim_win_get_cursor(0)[1] - 1, character = 0 }
   end
-  local params = search.related_params(bufnr, position, opts.limit)
-  if not params then
-    return notify("the buffer has no file", vim.log.levels.WARN)
+  local p = params.related(bufnr, position, opts.limit)
+  if not p then
+    return notify.notify("the buffer has no file", vim.log.levels.WARN)
   end
-  local picker = ui.picker(opts.picker)
-  api.related(params, function(err, result)
-    if report("related", err) then
+  local picker = pickers.get(opts.picker)
+  api.related(p, function(err, result)
+    if notify.report("related", err) then
       return
     end
-    local items = search.items(search.exclude_uri(result and result.hits or {}, params.uri))
-    if #items == 0 then
-      return notify("no related notes", vim.log.levels.WARN)
+    local list = items.items(items.exclude_uri(result and result.hits or {}, p.uri))
+    if #list == 0 then
+      return notify.notify("no related notes", vim.log.levels.WARN)
     end
     local name = vim.fn.fnamemodify(vim.api.nvim_buf_get_name(bufnr), ":t")
     local popts = vim.tbl_extend("force", {}, opts, { title = "Related to " .. name })
     popts.picker, popts.bufnr, popts.whole, popts.limit = nil, nil, nil, nil
-    picker.show_hits(items, popts, search.open)
+    picker.show_hits(list, popts)
   end, { bufnr = bufnr })
 end
 
@@ -166,11 +184,11 @@ end
 ---@param cb fun(result: table|nil, lines: string[]|nil)|nil also called with the result
 function M.status(cb)
   api.status(function(err, result)
-    if report("status", err) then
+    if notify.report("status", err) then
       return cb and cb(nil, nil)
     end
     local lines = status.lines(result or {})
-    notify(table.concat(lines, "\n"))
+    notify.notify(table.concat(lines, "\n"))
     if cb then
       cb(result, lines)
     end
@@ -181,16 +199,11 @@ end
 ---@param opts {force?: boolean, uris?: string[]}|nil
 ---@param cb fun(result: table|nil)|nil
 function M.reindex(opts, cb)
-  opts = opts or {}
-  local params = { force = opts.force and true or false }
-  if opts.uris then
-    params.uris = opts.uris
-  end
-  api.reindex(params, function(err, result)
-    if report("reindex", err) then
+  api.reindex(params.reindex(opts), function(err, result)
+    if notify.report("reindex", err) then
       return cb and cb(nil)
     end
-    notify(("%d file(s) queued for reindexing"):format(result and result.queued or 0))
+    notify.notify(("%d file(s) queued for reindexing"):format(result and result.queued or 0))
     if cb then
       cb(result)
     end
@@ -201,8 +214,8 @@ end
 ---@param bufnr integer|nil
 ---@return string
 function M.statusline(bufnr)
-  local client = lsp.clients(bufnr or 0)[1] or lsp.clients()[1]
-  return client and status.short(lsp.index_status[client.id]) or ""
+  local client = clients.list(bufnr or 0)[1] or clients.list()[1]
+  return client and status.short(index_status.by_client[client.id]) or ""
 end
 
 return M

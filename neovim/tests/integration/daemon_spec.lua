@@ -1,9 +1,13 @@
 -- Integration: the plugin against the real `kbls serve` ($KBLS_SERVER) on a temporary workspace.
 -- Everything waits with vim.wait and a timeout, so a hang fails fast with a message.
 local api = require("kbls.api")
+local clients = require("kbls.lsp.clients")
+local items = require("kbls.items")
 local kbls = require("kbls")
-local lsp = require("kbls.lsp")
-local search = require("kbls.search")
+local live = require("kbls.live")
+local notify = require("kbls.notify")
+local params = require("kbls.params")
+local request = require("kbls.lsp.request")
 local ws = require("helpers.workspace")
 
 local SERVER = os.getenv("KBLS_SERVER") or "kbls"
@@ -113,10 +117,10 @@ local function log_tail(n)
   return table.concat(vim.list_slice(lines, math.max(1, #lines - n + 1)), "\n")
 end
 
-local function paths(items)
+local function paths(list)
   return vim.tbl_map(function(item)
     return item.relpath
-  end, items)
+  end, list)
 end
 
 describe("kbls against the real daemon", function()
@@ -147,7 +151,7 @@ describe("kbls against the real daemon", function()
     })
     kbls.setup({ cmd = { SERVER, "serve" }, picker = "select" })
     vim.cmd("edit " .. vim.fn.fnameescape(root .. "/rust/borrowing.md"))
-    local id = lsp._by_root[root]
+    local id = clients._by_root[root]
     assert(id, "no client was started for " .. root)
     local attached = vim.wait(START_TIMEOUT, function()
       local c = vim.lsp.get_client_by_id(id)
@@ -171,7 +175,7 @@ describe("kbls against the real daemon", function()
     -- Wait until the first index is complete: kb/status says ready with every note in it.
     local last
     local ready = vim.wait(START_TIMEOUT, function()
-      local st = lsp.request_sync(client, "kb/status", vim.empty_dict(), REQUEST_TIMEOUT)
+      local st = request.sync(client, "kb/status", vim.empty_dict(), REQUEST_TIMEOUT)
       last = st
       return st ~= nil
         and st.state == "ready"
@@ -193,13 +197,13 @@ describe("kbls against the real daemon", function()
 
   teardown(function()
     vim.cmd("silent! %bwipeout!")
-    for _, c in ipairs(lsp.clients()) do
+    for _, c in ipairs(clients.list()) do
       c:stop()
     end
     vim.wait(5000, function()
-      return #lsp.clients() == 0
+      return #clients.list() == 0
     end, 50)
-    for _, c in ipairs(lsp.clients()) do
+    for _, c in ipairs(clients.list()) do
       c:stop(true)
     end
     if cwd then
@@ -209,7 +213,7 @@ describe("kbls against the real daemon", function()
   end)
 
   it("attaches one client to a markdown buffer, rooted at the .kbls.yaml folder", function()
-    assert.equals(1, #lsp.clients(0))
+    assert.equals(1, #clients.list(0))
     assert.equals(root, client.root_dir)
     assert.is_true(
       client.server_capabilities.hoverProvider == true
@@ -217,10 +221,10 @@ describe("kbls against the real daemon", function()
     )
     vim.cmd("edit " .. vim.fn.fnameescape(root .. "/cooking/bread.md"))
     assert.is_true(vim.wait(5000, function()
-      return lsp.clients(0)[1] ~= nil
+      return clients.list(0)[1] ~= nil
     end, 20))
-    assert.equals(client.id, lsp.clients(0)[1].id)
-    assert.equals(1, #lsp.clients())
+    assert.equals(client.id, clients.list(0)[1].id)
+    assert.equals(1, #clients.list())
   end)
 
   it("reports indexing as standard LSP progress and kb/indexStatus", function()
@@ -243,7 +247,7 @@ describe("kbls against the real daemon", function()
   it("kb/search returns the expected note first", function()
     local err, result = await("kb/search", function(done)
       api.search(
-        search.search_params("when does a sourdough starter need feeding"),
+        params.search("when does a sourdough starter need feeding"),
         done,
         { client = client }
       )
@@ -252,7 +256,7 @@ describe("kbls against the real daemon", function()
     assert.is_table(result.hits)
     assert.is_true(#result.hits > 0, "no hits")
     assert.equals("cooking/sourdough.md", result.hits[1].path)
-    local item = search.item(result.hits[1])
+    local item = items.item(result.hits[1])
     assert.equals(root .. "/cooking/sourdough.md", item.filename)
     assert.equals("Sourdough bread", item.title)
   end)
@@ -295,7 +299,7 @@ describe("kbls against the real daemon", function()
   it(":KbRelated lists related notes and not the buffer itself", function()
     vim.cmd("edit " .. vim.fn.fnameescape(root .. "/cooking/sourdough.md"))
     assert.is_true(vim.wait(5000, function()
-      return lsp.clients(0)[1] ~= nil
+      return clients.list(0)[1] ~= nil
     end, 20))
     vim.api.nvim_win_set_cursor(0, { 3, 0 })
     local listed
@@ -340,7 +344,7 @@ describe("kbls against the real daemon", function()
     vim.cmd("edit " .. vim.fn.fnameescape(root .. "/cooking/sourdough.md"))
     local buf = vim.api.nvim_get_current_buf()
     assert.is_true(vim.wait(5000, function()
-      return lsp.clients(buf)[1] ~= nil
+      return clients.list(buf)[1] ~= nil
     end, 20))
     vim.api.nvim_win_set_cursor(0, { 3, 0 })
     local params = vim.lsp.util.make_position_params(0, client.offset_encoding)
@@ -392,7 +396,7 @@ describe("kbls against the real daemon", function()
   end)
 
   it("a live search cancels superseded queries and answers the last one", function()
-    local live = search.live({
+    local live = live.new({
       debounce = 0,
       search = { limit = 5 },
       send = function(params, handler)
@@ -401,7 +405,7 @@ describe("kbls against the real daemon", function()
     })
     local got = {}
     local function cb(hits, err, query)
-      got[#got + 1] = { query = query, hits = hits, cancelled = search.is_cancelled(err), err = err }
+      got[#got + 1] = { query = query, hits = hits, cancelled = notify.is_cancelled(err), err = err }
     end
     live:send("tom", cb)
     live:send("tomato", cb)

@@ -1,8 +1,8 @@
 -- The Telescope extension against telescope.nvim + plenary.nvim checkouts
 -- (KBLS_TELESCOPE_PATH, KBLS_PLENARY_PATH), with an in-process fake server.
+local clients = require("kbls.lsp.clients")
 local config = require("kbls.config")
 local fake = require("helpers.fake_server")
-local lsp = require("kbls.lsp")
 local ws = require("helpers.workspace")
 
 local function wait(what, cond, timeout)
@@ -72,7 +72,7 @@ describe("telescope extension", function()
     vim.cmd("cd " .. root)
     vim.cmd("edit " .. root .. "/a.md")
     wait("client", function()
-      local c = lsp.clients(0)[1]
+      local c = clients.list(0)[1]
       return c and c.initialized
     end)
   end)
@@ -84,7 +84,7 @@ describe("telescope extension", function()
     end
     vim.wait(100) -- let scheduled previews finish before the files go away
     vim.cmd("silent! tabonly | silent! only | silent! %bwipeout!")
-    for _, c in ipairs(lsp.clients()) do
+    for _, c in ipairs(clients.list()) do
       c:stop(true)
     end
     ws.remove(root)
@@ -138,13 +138,13 @@ describe("telescope extension", function()
         return { hits = { fake.hit(root, name == "Gamma" and "c.md" or "a.md", name, name, 0, 1) } }
       end,
     })
-    for _, c in ipairs(lsp.clients()) do
+    for _, c in ipairs(clients.list()) do
       c:stop(true)
     end
     require("kbls").setup({ cmd = slow.cmd, picker = "telescope", search = { debounce = 10 } })
-    lsp.start(0)
+    clients.start(0)
     wait("slow client", function()
-      local c = lsp.clients(0)[1]
+      local c = clients.list(0)[1]
       return c and c.initialized
     end)
     local started = vim.uv.hrtime()

@@ -9,7 +9,7 @@ describe("kbls.config", function()
     local o = config.setup()
     assert.same({ "kbls", "serve" }, o.cmd)
     assert.same({ "markdown" }, o.filetypes)
-    assert.same({ ".kbls.yaml", ".git" }, o.root_markers)
+    assert.same({ ".kbls.yaml" }, o.root_markers) -- .git roots are opt-in
     assert.equals("auto", o.picker)
     assert.is_false(o.keymaps)
     assert.equals(150, o.search.debounce)

@@ -1,6 +1,6 @@
+local clients = require("kbls.lsp.clients")
 local config = require("kbls.config")
 local fake = require("helpers.fake_server")
-local lsp = require("kbls.lsp")
 local ws = require("helpers.workspace")
 
 local function checkhealth()
@@ -17,11 +17,11 @@ describe(":checkhealth kbls", function()
   end)
   after_each(function()
     vim.cmd("silent! %bwipeout!")
-    for _, c in ipairs(lsp.clients()) do
+    for _, c in ipairs(clients.list()) do
       c:stop(true)
     end
     vim.wait(1000, function()
-      return #lsp.clients() == 0
+      return #clients.list() == 0
     end)
     ws.remove(root)
   end)
@@ -62,7 +62,7 @@ describe(":checkhealth kbls", function()
       end,
     })
     config.setup({ cmd = server.cmd })
-    lsp.start_root(root)
+    clients.start_root(root)
     local text = checkhealth()
     assert.matches("cmd is a function", text)
     assert.matches("OK kbls 9.9.9 running for " .. root, text, 1, true)

@@ -2,7 +2,7 @@ local api = require("kbls.api")
 local config = require("kbls.config")
 local fake = require("helpers.fake_server")
 local kbls = require("kbls")
-local ui = require("kbls.ui")
+local pickers = require("kbls.pickers")
 local ws = require("helpers.workspace")
 
 describe("kbls pickers without telescope", function()
@@ -31,8 +31,8 @@ describe("kbls pickers without telescope", function()
 
   it("auto resolves to select when telescope is missing", function()
     assert.is_false(require("kbls.pickers.telescope").available())
-    assert.equals("select", ui.picker_name("auto"))
-    assert.equals("select", ui.picker_name("select"))
+    assert.equals("select", pickers.name("auto"))
+    assert.equals("select", pickers.name("select"))
   end)
 
   it("an explicit telescope choice without telescope warns and falls back", function()
@@ -40,7 +40,7 @@ describe("kbls pickers without telescope", function()
     vim.notify = function(m)
       msg = m
     end
-    assert.equals("select", ui.picker_name("telescope"))
+    assert.equals("select", pickers.name("telescope"))
     assert.matches("telescope.nvim is not installed", msg)
   end)
 

@@ -1,45 +1,51 @@
 local config = require("kbls.config")
 local fake = require("helpers.fake_server")
-local search = require("kbls.search")
+local items = require("kbls.items")
+local live = require("kbls.live")
+local notify = require("kbls.notify")
+local open = require("kbls.open")
+local params = require("kbls.params")
+local quickfix = require("kbls.quickfix")
+local telescope_picker = require("kbls.pickers.telescope")
 local ws = require("helpers.workspace")
 
 local ROOT = "/home/me/notes"
 
-describe("kbls.search items", function()
+describe("kbls.items", function()
   before_each(function()
     config.setup({})
   end)
 
   it("splits the breadcrumb and drops the title", function()
-    assert.same({ "Mutable references" }, search.sections("Borrowing", "Borrowing > Mutable references"))
-    assert.same({ "A", "B" }, search.sections("T", "T › A › B"))
-    assert.same({}, search.sections("Borrowing", "Borrowing"))
-    assert.same({}, search.sections("T", nil))
-    assert.same({ "Other", "Sub" }, search.sections("T", "Other > Sub"))
+    assert.same({ "Mutable references" }, items.sections("Borrowing", "Borrowing > Mutable references"))
+    assert.same({ "A", "B" }, items.sections("T", "T › A › B"))
+    assert.same({}, items.sections("Borrowing", "Borrowing"))
+    assert.same({}, items.sections("T", nil))
+    assert.same({ "Other", "Sub" }, items.sections("T", "Other > Sub"))
   end)
 
   it("turns the exclusive LSP range into 1-based inclusive lines", function()
     assert.same(
       { 13, 31 },
-      { search.lines({ start = { line = 12, character = 0 }, ["end"] = { line = 31, character = 0 } }) }
+      { items.lines({ start = { line = 12, character = 0 }, ["end"] = { line = 31, character = 0 } }) }
     )
     assert.same(
       { 1, 1 },
-      { search.lines({ start = { line = 0, character = 0 }, ["end"] = { line = 1, character = 0 } }) }
+      { items.lines({ start = { line = 0, character = 0 }, ["end"] = { line = 1, character = 0 } }) }
     )
     assert.same(
       { 5, 6 },
-      { search.lines({ start = { line = 4, character = 0 }, ["end"] = { line = 5, character = 3 } }) }
+      { items.lines({ start = { line = 4, character = 0 }, ["end"] = { line = 5, character = 3 } }) }
     )
     assert.same(
       { 3, 3 },
-      { search.lines({ start = { line = 2, character = 0 }, ["end"] = { line = 2, character = 0 } }) }
+      { items.lines({ start = { line = 2, character = 0 }, ["end"] = { line = 2, character = 0 } }) }
     )
   end)
 
   it("makes an item from a hit", function()
     local item =
-      search.item(fake.hit(ROOT, "rust/borrowing.md", "Borrowing", "Borrowing > Mutable references", 12, 30))
+      items.item(fake.hit(ROOT, "rust/borrowing.md", "Borrowing", "Borrowing > Mutable references", 12, 30))
     assert.equals(ROOT .. "/rust/borrowing.md", item.filename)
     assert.equals("rust/borrowing.md", item.relpath)
     assert.equals(13, item.lnum)
@@ -51,15 +57,15 @@ describe("kbls.search items", function()
   end)
 
   it("falls back to the file name without a title", function()
-    local item = search.item(fake.hit(ROOT, "a/untitled-note.md", vim.NIL, vim.NIL, 0, 0))
+    local item = items.item(fake.hit(ROOT, "a/untitled-note.md", vim.NIL, vim.NIL, 0, 0))
     assert.equals("untitled-note", item.title)
     assert.same({}, item.sections)
   end)
 
   it("displays title, breadcrumb and path:line with highlights", function()
     local item =
-      search.item(fake.hit(ROOT, "rust/borrowing.md", "Borrowing", "Borrowing > Mutable references", 12, 30))
-    local text, hls = search.display(item)
+      items.item(fake.hit(ROOT, "rust/borrowing.md", "Borrowing", "Borrowing > Mutable references", 12, 30))
+    local text, hls = items.display(item)
     assert.equals("Borrowing › Mutable references  rust/borrowing.md:13", text)
     assert.equals(3, #hls)
     local function span(i)
@@ -71,14 +77,14 @@ describe("kbls.search items", function()
     assert.equals("KblsBreadcrumb", hls[2][2])
     assert.equals("rust/borrowing.md:13", span(3))
     assert.equals("KblsPath", hls[3][2])
-    assert.equals(text, search.format_item(item))
+    assert.equals(text, items.format_item(item))
   end)
 
   it("shows folded hits and related reasons", function()
-    local item = search.item(
+    local item = items.item(
       fake.hit(ROOT, "b.md", "B", "B", 0, 2, { more = 2, reasons = { "links here", "shared tags: rust" } })
     )
-    local text, hls = search.display(item)
+    local text, hls = items.display(item)
     assert.equals("B  b.md:1 (+2)  links here; shared tags: rust", text)
     assert.equals("KblsReason", hls[#hls][2])
     assert.equals("links here; shared tags: rust", text:sub(hls[#hls][1][1] + 1, hls[#hls][1][2]))
@@ -86,7 +92,7 @@ describe("kbls.search items", function()
 
   it("makes telescope-shaped entries", function()
     local hit = fake.hit(ROOT, "rust/borrowing.md", "Borrowing", "Borrowing > Mutable references", 12, 30)
-    local entry = search.make_entry(hit)
+    local entry = telescope_picker.make_entry(hit)
     assert.equals(ROOT .. "/rust/borrowing.md", entry.filename)
     assert.equals(13, entry.lnum)
     assert.equals(31, entry.lnend)
@@ -98,12 +104,12 @@ describe("kbls.search items", function()
     assert.equals(3, #hls)
     assert.same(
       { filename = ROOT .. "/rust/borrowing.md", lnum = 13, end_lnum = 31 },
-      search.preview_target(entry.value)
+      items.preview_target(entry.value)
     )
   end)
 
   it("makes quickfix items", function()
-    local qf = search.qf_items({ fake.hit(ROOT, "a.md", "A", "A > S", 3, 4) })
+    local qf = quickfix.entries({ fake.hit(ROOT, "a.md", "A", "A > S", 3, 4) })
     assert.same(
       { { filename = ROOT .. "/a.md", lnum = 4, end_lnum = 5, col = 1, text = "A › S: snippet of A" } },
       qf
@@ -113,7 +119,7 @@ describe("kbls.search items", function()
   end)
 end)
 
-describe("kbls.search params", function()
+describe("kbls.params", function()
   before_each(function()
     config.setup({ search = { limit = 7, mode = "semantic" } })
   end)
@@ -121,31 +127,31 @@ describe("kbls.search params", function()
   it("builds kb/search params from the options", function()
     assert.same(
       { query = "who owns it", limit = 7, mode = "semantic", groupByFile = false },
-      search.search_params("  who owns it ")
+      params.search("  who owns it ")
     )
     assert.same(
       { query = "x", limit = 3, mode = "semantic", groupByFile = true, filters = { tags = { "rust" } } },
-      search.search_params("x", { limit = 3, group_by_file = true, filters = { tags = { "rust" } } })
+      params.search("x", { limit = 3, group_by_file = true, filters = { tags = { "rust" } } })
     )
   end)
 
   it("gives nil for an empty query and caps the length", function()
-    assert.is_nil(search.search_params(""))
-    assert.is_nil(search.search_params("   "))
-    assert.is_nil(search.search_params(nil))
-    assert.equals(4096, #search.search_params(string.rep("a", 5000)).query)
+    assert.is_nil(params.search(""))
+    assert.is_nil(params.search("   "))
+    assert.is_nil(params.search(nil))
+    assert.equals(4096, #params.search(string.rep("a", 5000)).query)
   end)
 
   it("builds kb/related params for a buffer", function()
     local root = ws.create({ ["n.md"] = "# N\n" })
     vim.cmd("edit " .. root .. "/n.md")
     local buf = vim.api.nvim_get_current_buf()
-    assert.same({ uri = vim.uri_from_fname(root .. "/n.md"), limit = 10 }, search.related_params(buf))
+    assert.same({ uri = vim.uri_from_fname(root .. "/n.md"), limit = 10 }, params.related(buf))
     assert.same(
       { uri = vim.uri_from_fname(root .. "/n.md"), limit = 4, position = { line = 3, character = 0 } },
-      search.related_params(buf, { line = 3 }, 4)
+      params.related(buf, { line = 3 }, 4)
     )
-    assert.is_nil(search.related_params(vim.api.nvim_create_buf(false, true)))
+    assert.is_nil(params.related(vim.api.nvim_create_buf(false, true)))
     vim.cmd("bwipeout!")
     ws.remove(root)
   end)
@@ -156,13 +162,13 @@ describe("kbls.search params", function()
       fake.hit(ROOT, "b.md", "B", "B", 0, 1),
       fake.hit(ROOT, "a.md", "A", "A", 5, 6),
     }
-    local left = search.exclude_uri(hits, vim.uri_from_fname(ROOT .. "/a.md"))
+    local left = items.exclude_uri(hits, vim.uri_from_fname(ROOT .. "/a.md"))
     assert.equals(1, #left)
     assert.equals("b.md", left[1].path)
   end)
 end)
 
-describe("kbls.search.open", function()
+describe("kbls.open", function()
   local root
   before_each(function()
     local lines = {}
@@ -179,32 +185,32 @@ describe("kbls.search.open", function()
   end)
 
   it("opens the file at the chunk's first line", function()
-    search.open({ filename = root .. "/a.md", lnum = 42 })
+    open.open({ filename = root .. "/a.md", lnum = 42 })
     assert.equals(root .. "/a.md", vim.api.nvim_buf_get_name(0))
     assert.equals(42, vim.api.nvim_win_get_cursor(0)[1])
   end)
 
   it("splits, vsplits and opens tabs", function()
     vim.cmd("edit " .. root .. "/b.md")
-    search.open({ filename = root .. "/a.md", lnum = 5 }, "split")
+    open.open({ filename = root .. "/a.md", lnum = 5 }, "split")
     assert.equals(2, #vim.api.nvim_tabpage_list_wins(0))
     assert.equals(5, vim.api.nvim_win_get_cursor(0)[1])
-    search.open({ filename = root .. "/a.md", lnum = 6 }, "vsplit")
+    open.open({ filename = root .. "/a.md", lnum = 6 }, "vsplit")
     assert.equals(3, #vim.api.nvim_tabpage_list_wins(0))
-    search.open({ filename = root .. "/a.md", lnum = 7 }, "tab")
+    open.open({ filename = root .. "/a.md", lnum = 7 }, "tab")
     assert.equals(2, #vim.api.nvim_list_tabpages())
     assert.equals(7, vim.api.nvim_win_get_cursor(0)[1])
   end)
 
   it("clamps a line past the end and moves within the current file", function()
-    search.open({ filename = root .. "/a.md", lnum = 500 })
+    open.open({ filename = root .. "/a.md", lnum = 500 })
     assert.equals(60, vim.api.nvim_win_get_cursor(0)[1])
-    search.open({ filename = root .. "/a.md", lnum = 3 })
+    open.open({ filename = root .. "/a.md", lnum = 3 })
     assert.equals(3, vim.api.nvim_win_get_cursor(0)[1])
   end)
 end)
 
-describe("kbls.search.live", function()
+describe("kbls.live", function()
   -- A fake `send`: records params, answers when told, supports cancellation.
   local function fake_send()
     local s = { sent = {}, cancelled = {}, handlers = {} }
@@ -224,7 +230,7 @@ describe("kbls.search.live", function()
 
   it("debounces a burst of keystrokes into one request for the last query", function()
     local s = fake_send()
-    local live = search.live({ send = s.fn, debounce = 30 })
+    local live = live.new({ send = s.fn, debounce = 30 })
     local got = {}
     for _, q in ipairs({ "b", "bo", "bor", "borrow" }) do
       live:update(q, function(hits, err, query)
@@ -243,10 +249,10 @@ describe("kbls.search.live", function()
 
   it("cancels the request in flight when a newer query is sent", function()
     local s = fake_send()
-    local live = search.live({ send = s.fn, debounce = 0 })
+    local live = live.new({ send = s.fn, debounce = 0 })
     local got = {}
     local function cb(hits, err, query)
-      got[#got + 1] = { query = query, cancelled = search.is_cancelled(err) }
+      got[#got + 1] = { query = query, cancelled = notify.is_cancelled(err) }
     end
     live:send("own", cb)
     assert.is_true(live:busy())
@@ -267,10 +273,10 @@ describe("kbls.search.live", function()
 
   it("supersede cancels only a request for another query", function()
     local s = fake_send()
-    local live = search.live({ send = s.fn, debounce = 0 })
+    local live = live.new({ send = s.fn, debounce = 0 })
     local got = {}
     live:send("own", function(_, err)
-      got[#got + 1] = search.is_cancelled(err)
+      got[#got + 1] = notify.is_cancelled(err)
     end)
     assert.is_false(live:supersede("own"))
     assert.same({}, s.cancelled)
@@ -283,7 +289,7 @@ describe("kbls.search.live", function()
 
   it("answers an empty query with no hits and no request", function()
     local s = fake_send()
-    local live = search.live({ send = s.fn, debounce = 0 })
+    local live = live.new({ send = s.fn, debounce = 0 })
     local got
     live:send("   ", function(hits)
       got = hits
@@ -295,7 +301,7 @@ describe("kbls.search.live", function()
 
   it("close cancels the pending update and the request in flight", function()
     local s = fake_send()
-    local live = search.live({ send = s.fn, debounce = 20 })
+    local live = live.new({ send = s.fn, debounce = 20 })
     live:send("first", function() end)
     live:update("second", function()
       error("must not be called")
@@ -310,15 +316,15 @@ describe("kbls.search.live", function()
     local server = fake.new({ delay = 200, hits = { fake.hit(ROOT, "a.md", "A", "A", 0, 1) } })
     local id = vim.lsp.start({ name = "kbls", cmd = server.cmd, root_dir = ROOT }, { attach = false })
     local client = assert(vim.lsp.get_client_by_id(id))
-    local live = search.live({
+    local live = live.new({
       debounce = 0,
       send = function(params, handler)
-        return require("kbls.lsp").request(client, "kb/search", params, handler)
+        return require("kbls.lsp.request").send(client, "kb/search", params, handler)
       end,
     })
     local got = {}
     local function cb(hits, err, query)
-      got[#got + 1] = { query = query, n = #hits, cancelled = search.is_cancelled(err) }
+      got[#got + 1] = { query = query, n = #hits, cancelled = notify.is_cancelled(err) }
     end
     live:send("a", cb)
     assert.is_true(vim.wait(2000, function()

@@ -1,25 +1,30 @@
---- The `vim.ui.select` picker: works everywhere, and fzf-lua, snacks.nvim or dressing.nvim
---- users get their own UI when those plugins replace `vim.ui.select`.
+--- The `vim.ui.select` picker: works everywhere, and dressing.nvim (or any plugin that replaces
+--- `vim.ui.select`) users get their own UI.
 ---
---- A picker implements `show_hits(items, options, cb)`; this one has no live search, so
---- `kbls.search` asks for the query with `vim.ui.input` first.
-local search = require("kbls.search")
+--- It has no live search, so `kbls.search` asks for the query with `vim.ui.input` first.
+local items = require("kbls.items")
+local open = require("kbls.open")
 
 local M = {}
 
---- Show items; `cb(item, how)` gets the chosen one (never called when nothing is chosen).
----@param items kbls.Item[]
+--- Always there.
+---@return boolean
+function M.available()
+  return true
+end
+
+--- Show items; the chosen one is opened (nothing happens when nothing is chosen).
+---@param list kbls.Item[]
 ---@param options {title?: string}|nil
----@param cb fun(item: kbls.Item, how: string)
-function M.show_hits(items, options, cb)
+function M.show_hits(list, options)
   options = options or {}
-  vim.ui.select(items, {
+  vim.ui.select(list, {
     prompt = options.title or "kbls",
     kind = "kbls",
-    format_item = search.format_item,
+    format_item = items.format_item,
   }, function(choice)
     if choice then
-      cb(choice, "edit")
+      open.open(choice, "edit")
     end
   end)
 end

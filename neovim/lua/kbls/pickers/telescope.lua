@@ -1,4 +1,4 @@
---- The Telescope picker: a thin layer over `kbls.search`.
+--- The Telescope picker: a thin layer over `kbls.live` (requests) and `kbls.items` (display).
 ---
 --- Live search follows telescope's own `lsp_dynamic_workspace_symbols`: `finders.new_dynamic`
 --- whose `fn` sends `kb/search` (cancelling the request in flight) and waits on a plenary
@@ -7,7 +7,9 @@
 --- `<CR>`, `<C-x>`, `<C-v>` and `<C-t>` are telescope's default select actions, which read
 --- `filename`/`lnum`/`col` from the entries.
 local config = require("kbls.config")
-local search = require("kbls.search")
+local items = require("kbls.items")
+local live_search = require("kbls.live")
+local notify = require("kbls.notify")
 
 local M = {}
 
@@ -33,10 +35,24 @@ local function deps()
   }
 end
 
-local function notify_error(what, err)
-  if err and not search.is_cancelled(err) then
-    vim.notify(("kbls: %s failed: %s"):format(what, err.message or vim.inspect(err)), vim.log.levels.ERROR)
-  end
+--- A Telescope entry for a hit (`entry_maker`): `filename`/`lnum`/`lnend`/`col` are what
+--- telescope's grep previewer and `select_*` actions read.
+---@param hit table
+---@return table entry
+function M.make_entry(hit)
+  local item = items.item(hit)
+  return {
+    value = item,
+    ordinal = items.ordinal(item),
+    display = function(entry)
+      return items.display(entry.value)
+    end,
+    filename = item.filename,
+    lnum = item.lnum,
+    lnend = item.end_lnum,
+    col = item.col,
+    text = item.snippet,
+  }
 end
 
 --- Live search: every (debounced) keystroke sends `kb/search`.
@@ -47,13 +63,13 @@ function M.live_search(opts)
   -- The finder runs while the prompt buffer is current: ask the client of the buffer the
   -- picker was opened from.
   local bufnr = opts.bufnr or vim.api.nvim_get_current_buf()
-  local live = search.live({ bufnr = bufnr, search = opts.search })
+  local live = live_search.new({ bufnr = bufnr, search = opts.search })
   local finder = t.finders.new_dynamic({
-    entry_maker = opts.entry_maker or search.make_entry,
+    entry_maker = opts.entry_maker or M.make_entry,
     fn = function(prompt)
       local tx, rx = t.channel.oneshot()
       live:send(prompt, function(hits, err)
-        notify_error("search", err)
+        notify.report("search", err)
         tx(hits)
       end)
       return rx()
@@ -101,10 +117,9 @@ function M.live_search(opts)
 end
 
 --- Show a fixed list of items (related notes); `<CR>`/`<C-x>`/`<C-v>`/`<C-t>` open them.
----@param items kbls.Item[]
+---@param list kbls.Item[]
 ---@param options {title?: string}|nil
----@param _ any the select picker's callback; telescope's actions open the file themselves
-function M.show_hits(items, options, _)
+function M.show_hits(list, options)
   options = vim.deepcopy(options or {})
   local t = deps()
   local title = options.title or "kbls"
@@ -115,8 +130,8 @@ function M.show_hits(items, options, _)
       finder = t.finders.new_table({
         results = vim.tbl_map(function(item)
           return item.hit
-        end, items),
-        entry_maker = search.make_entry,
+        end, list),
+        entry_maker = M.make_entry,
       }),
       sorter = t.conf.generic_sorter(options),
       previewer = t.conf.grep_previewer(options),

@@ -1,4 +1,5 @@
---- Telescope extension: `:Telescope kbls search` and `:Telescope kbls related`.
+--- Telescope extension: `:Telescope kbls` (search), `:Telescope kbls search` and
+--- `:Telescope kbls related`.
 ---
 --- Only maps exports onto `kbls.pickers.telescope`; all logic lives in picker-independent
 --- modules. Configure with `require("telescope").setup({ extensions = { kbls = { ... } } })`:
@@ -21,6 +22,10 @@ return telescope.register_extension({
     ext_config = vim.deepcopy(ext or {})
   end,
   exports = {
+    -- `:Telescope kbls` with no sub-command calls the export named like the extension.
+    kbls = with_config(function(opts)
+      require("kbls.pickers.telescope").live_search(opts)
+    end),
     search = with_config(function(opts)
       require("kbls.pickers.telescope").live_search(opts)
     end),
@@ -31,6 +36,6 @@ return telescope.register_extension({
   health = function()
     local health = require("kbls.health")
     health.check_server()
-    health.check_telescope()
+    health.check_pickers()
   end,
 })

@@ -1,0 +1,192 @@
+--- Search hits as picker items: a `Hit` of `kb/search`/`kb/related` turned into a file, lines and
+--- labels, and the one-line display every picker shows (with highlight groups).
+local M = {}
+
+--- Separator shown between title and sections.
+M.SEP = " › "
+
+--- Highlight groups used in displays (defined with `default = true` in `kbls.setup`).
+M.hl = {
+  title = "KblsTitle",
+  breadcrumb = "KblsBreadcrumb",
+  path = "KblsPath",
+  reason = "KblsReason",
+  snippet = "KblsSnippet",
+}
+
+---@class kbls.Item
+---@field hit table the Hit as the server sent it
+---@field uri string
+---@field filename string absolute path
+---@field relpath string path relative to its root
+---@field lnum integer first line of the chunk, 1-based
+---@field end_lnum integer last line of the chunk, 1-based, inclusive
+---@field col integer always 1
+---@field title string
+---@field sections string[] breadcrumb headings below the title
+---@field snippet string
+---@field reasons string[]
+---@field score number
+---@field more integer
+
+--- Breadcrumb headings below the title ("Borrowing > Mutable references" → {"Mutable references"}).
+---@param title string|nil
+---@param breadcrumb string|nil
+---@return string[]
+function M.sections(title, breadcrumb)
+  if type(breadcrumb) ~= "string" or breadcrumb == "" then
+    return {}
+  end
+  local parts = vim.split((breadcrumb:gsub("%s+›%s+", " > ")), "%s+>%s+")
+  if parts[1] == title then
+    table.remove(parts, 1)
+  end
+  return vim.tbl_filter(function(p)
+    return p ~= ""
+  end, parts)
+end
+
+--- Convert an LSP range (end exclusive) into 1-based first and last lines.
+---@param range table
+---@return integer lnum
+---@return integer end_lnum
+function M.lines(range)
+  local s, e = range.start, range["end"]
+  local lnum = s.line + 1
+  local last = e.line -- `end` is exclusive: {line = endLine + 1, character = 0}
+  if e.character > 0 then
+    last = e.line + 1
+  end
+  return lnum, math.max(lnum, last)
+end
+
+--- A Hit of `kb/search` or `kb/related` as a picker item.
+---@param hit table
+---@return kbls.Item
+function M.item(hit)
+  local lnum, end_lnum = M.lines(hit.range)
+  local filename = vim.uri_to_fname(hit.uri)
+  local title = hit.title
+  if type(title) ~= "string" or title == "" then
+    title = vim.fn.fnamemodify(filename, ":t:r")
+  end
+  return {
+    hit = hit,
+    uri = hit.uri,
+    filename = filename,
+    relpath = type(hit.path) == "string" and hit.path ~= "" and hit.path or vim.fn.fnamemodify(filename, ":~:."),
+    lnum = lnum,
+    end_lnum = end_lnum,
+    col = 1,
+    title = title,
+    sections = M.sections(title, hit.breadcrumb),
+    snippet = type(hit.snippet) == "string" and hit.snippet or "",
+    reasons = type(hit.reasons) == "table" and hit.reasons or {},
+    score = type(hit.score) == "number" and hit.score or 0,
+    more = type(hit.more) == "number" and hit.more or 0,
+  }
+end
+
+--- Items for a list of hits, in server order.
+---@param hits table[]|nil
+---@return kbls.Item[]
+function M.items(hits)
+  return vim.tbl_map(M.item, hits or {})
+end
+
+--- "Title › Section › Subsection".
+---@param item kbls.Item
+---@return string
+function M.label(item)
+  local parts = { item.title }
+  vim.list_extend(parts, item.sections)
+  return table.concat(parts, M.SEP)
+end
+
+--- The snippet on one line.
+---@param item kbls.Item
+---@return string
+function M.one_line_snippet(item)
+  return vim.trim((item.snippet:gsub("%s+", " ")))
+end
+
+--- The display of an item as chunks `{ {text, hl_group|nil}, ... }`: title, breadcrumb,
+--- `path:line`, then (for related notes) the reasons.
+---@param item kbls.Item
+---@return table[]
+function M.chunks(item)
+  local chunks = { { item.title, M.hl.title } }
+  if #item.sections > 0 then
+    chunks[#chunks + 1] = { M.SEP .. table.concat(item.sections, M.SEP), M.hl.breadcrumb }
+  end
+  local where = ("%s:%d"):format(item.relpath, item.lnum)
+  if item.more > 0 then
+    where = where .. (" (+%d)"):format(item.more)
+  end
+  chunks[#chunks + 1] = { "  ", nil }
+  chunks[#chunks + 1] = { where, M.hl.path }
+  if #item.reasons > 0 then
+    chunks[#chunks + 1] = { "  ", nil }
+    chunks[#chunks + 1] = { table.concat(item.reasons, "; "), M.hl.reason }
+  end
+  return chunks
+end
+
+--- The one-line display of an item with its highlights.
+---@param item kbls.Item
+---@return string display
+---@return table highlights `{ { {start, end}, group }, ... }`, 0-based byte columns, end exclusive
+function M.display(item)
+  local text, highlights, col = {}, {}, 0
+  for _, chunk in ipairs(M.chunks(item)) do
+    text[#text + 1] = chunk[1]
+    if chunk[2] then
+      highlights[#highlights + 1] = { { col, col + #chunk[1] }, chunk[2] }
+    end
+    col = col + #chunk[1]
+  end
+  return table.concat(text), highlights
+end
+
+--- The display string only (for `vim.ui.select`'s `format_item`).
+---@param item kbls.Item
+---@return string
+function M.format_item(item)
+  return (M.display(item))
+end
+
+--- The text pickers filter on.
+---@param item kbls.Item
+---@return string
+function M.ordinal(item)
+  return M.label(item) .. " " .. item.relpath
+end
+
+--- Where a previewer should show an item: the file, the line to scroll to and the range to
+--- highlight (1-based, inclusive).
+---@param item kbls.Item
+---@return {filename: string, lnum: integer, end_lnum: integer}
+function M.preview_target(item)
+  return { filename = item.filename, lnum = item.lnum, end_lnum = item.end_lnum }
+end
+
+--- Drop the hits of one note (the server already leaves the note out of `kb/related`; this keeps
+--- the promise even for a symlinked path).
+---@param hits table[]
+---@param uri string
+---@return table[]
+function M.exclude_uri(hits, uri)
+  local function key(u)
+    local ok, path = pcall(vim.uri_to_fname, u)
+    if not ok then
+      return u
+    end
+    return vim.uv.fs_realpath(path) or vim.fs.normalize(path)
+  end
+  local self = key(uri)
+  return vim.tbl_filter(function(hit)
+    return key(hit.uri) ~= self
+  end, hits or {})
+end
+
+return M

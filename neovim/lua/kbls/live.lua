@@ -1,0 +1,102 @@
+--- Live search for pickers: `update` as the prompt changes; after `debounce` ms of quiet the
+--- query is sent and any request still in flight is cancelled, so only the newest query's hits
+--- arrive.
+local config = require("kbls.config")
+local params = require("kbls.params")
+local request = require("kbls.lsp.request")
+local util = require("kbls.util")
+
+local M = {}
+
+---@class kbls.LiveSearch
+---@field private _requester kbls.Requester
+---@field private _debounced kbls.Debounced
+---@field private _send fun(params: table, handler: fun(err: table|nil, result: any)): fun()
+---@field private _search_opts table|nil
+---@field private _latest string|nil
+local Live = {}
+Live.__index = Live
+
+--- A live search.
+---@param opts {send?: fun(params: table, handler: fun(err: table|nil, result: any)): fun(), debounce?: integer, search?: table, bufnr?: integer}|nil
+---   `send` defaults to `kbls.api.search`; `search` overrides the `search` options
+---@return kbls.LiveSearch
+function M.new(opts)
+  opts = opts or {}
+  local self = setmetatable({}, Live)
+  self._search_opts = opts.search
+  self._send = opts.send
+    or function(p, handler)
+      return require("kbls.api").search(p, handler, { bufnr = opts.bufnr })
+    end
+  self._requester = request.requester()
+  self._debounced = util.debounce(function(query, cb)
+    self:send(query, cb)
+  end, opts.debounce or config.options.search.debounce)
+  return self
+end
+
+--- Send `query` now, cancelling the request in flight. `cb(hits, err, query, result)` is called
+--- once for this query: with the hits, with an error, or with `{}` and a RequestCancelled error
+--- when a newer query superseded it. An empty query gives `{}` at once without a request.
+---@param query string
+---@param cb fun(hits: table[], err: table|nil, query: string, result: table|nil)
+function Live:send(query, cb)
+  self._latest = query
+  local p = params.search(query, self._search_opts)
+  if not p then
+    self._requester:cancel()
+    return cb({}, nil, query, nil)
+  end
+  self._requester:send(function(handler)
+    return self._send(p, handler)
+  end, function(err, result)
+    cb(result and result.hits or {}, err, query, result)
+  end)
+end
+
+--- Cancel the request in flight when it is for another query than `query` (the prompt has
+--- moved on), so a picker waiting on it is released at once.
+---@param query string
+---@return boolean cancelled
+function Live:supersede(query)
+  if self._requester:busy() and self._latest ~= query then
+    self._requester:cancel()
+    return true
+  end
+  return false
+end
+
+--- Debounced `send`: only the last query of a burst of updates is sent; the callbacks of
+--- the dropped ones are never called.
+---@param query string
+---@param cb fun(hits: table[], err: table|nil, query: string, result: table|nil)
+function Live:update(query, cb)
+  self._debounced.call(query, cb)
+end
+
+--- The query most recently sent.
+---@return string|nil
+function Live:latest()
+  return self._latest
+end
+
+--- Whether a request is in flight.
+---@return boolean
+function Live:busy()
+  return self._requester:busy()
+end
+
+--- Drop a pending update and cancel the request in flight.
+function Live:cancel()
+  self._debounced.cancel()
+  self._requester:cancel()
+end
+
+--- Cancel everything and free the timer.
+function Live:close()
+  self:cancel()
+  self._debounced.close()
+end
+
+return M

@@ -1,0 +1,113 @@
+--- The fzf-lua picker: live search (`fzf_live`) and a fixed list (`fzf_exec`), with fzf-lua's
+--- builtin previewer at the chunk's line and its file actions (`<CR>` opens at the line,
+--- `ctrl-s`/`ctrl-v`/`ctrl-t` split, vsplit, tab).
+---
+--- fzf works on lines: each hit is `path:line:col:` followed by the label and snippet, which
+--- is the `file:line:col:text` shape fzf-lua's previewer and actions parse.
+local items = require("kbls.items")
+local live_search = require("kbls.live")
+local notify = require("kbls.notify")
+
+local M = {}
+
+--- Whether fzf-lua can be loaded (it needs the `fzf` binary itself to open).
+---@return boolean
+function M.available()
+  return (pcall(require, "fzf-lua"))
+end
+
+local function fzf()
+  if not M.available() then
+    error('kbls: fzf-lua is needed for the fzf-lua picker; set picker = "select" or install it', 0)
+  end
+  return require("fzf-lua")
+end
+
+--- The path fzf-lua resolves against its `cwd` (the current directory): relative when inside it.
+---@param item kbls.Item
+---@return string
+local function shown_path(item)
+  return vim.fn.fnamemodify(item.filename, ":.")
+end
+
+--- One fzf line for an item: `path:line:1:label  snippet`, colored with fzf-lua's ANSI helpers.
+---@param item kbls.Item
+---@return string
+function M.line(item)
+  local utils = require("fzf-lua.utils")
+  local label = utils.ansi_codes.bold(items.label(item))
+  local snippet = items.one_line_snippet(item)
+  local reasons = #item.reasons > 0 and ("  " .. table.concat(item.reasons, "; ")) or ""
+  local text = label .. reasons .. (snippet ~= "" and ("  " .. utils.ansi_codes.grey(snippet)) or "")
+  return ("%s:%d:%d:%s"):format(utils.ansi_codes.magenta(shown_path(item)), item.lnum, item.col, text)
+end
+
+local function file_actions()
+  local actions = require("fzf-lua.actions")
+  return {
+    ["enter"] = actions.file_edit_or_qf,
+    ["ctrl-s"] = actions.file_split,
+    ["ctrl-v"] = actions.file_vsplit,
+    ["ctrl-t"] = actions.file_tabedit,
+  }
+end
+
+--- Live search: each change of the prompt reloads fzf with the hits of `kb/search`.
+---@param opts table|nil fzf-lua options, plus `query` (initial text), `bufnr`, `search` (overrides of the `search` options)
+function M.live_search(opts)
+  opts = vim.deepcopy(opts or {})
+  local fzf_lua = fzf()
+  local live = live_search.new({ bufnr = opts.bufnr or vim.api.nvim_get_current_buf(), search = opts.search })
+  local query = opts.query
+  opts.query, opts.search, opts.bufnr = nil, nil, nil
+  return fzf_lua.fzf_live(
+    function(args)
+      local prompt = type(args) == "table" and args[1] or args
+      -- fzf-lua runs this in its coroutine; `add` writes one line, `add(nil)` ends the list.
+      return function(add)
+        vim.schedule(function()
+          live:send(prompt or "", function(hits, err)
+            notify.report("search", err)
+            for _, item in ipairs(items.items(hits)) do
+              add(M.line(item))
+            end
+            add(nil)
+          end)
+        end)
+      end
+    end,
+    vim.tbl_deep_extend("force", {
+      prompt = "kbls> ",
+      query = query,
+      exec_empty_query = false,
+      previewer = "builtin",
+      file_icons = false,
+      git_icons = false,
+      actions = file_actions(),
+      winopts = { title = " kbls search " },
+    }, opts)
+  )
+end
+
+--- Show a fixed list of items (related notes).
+---@param list kbls.Item[]
+---@param options {title?: string}|nil
+function M.show_hits(list, options)
+  options = vim.deepcopy(options or {})
+  local fzf_lua = fzf()
+  local title = options.title or "kbls"
+  options.title = nil
+  return fzf_lua.fzf_exec(
+    vim.tbl_map(M.line, list),
+    vim.tbl_deep_extend("force", {
+      prompt = "kbls> ",
+      previewer = "builtin",
+      file_icons = false,
+      git_icons = false,
+      actions = file_actions(),
+      winopts = { title = " " .. title .. " " },
+    }, options)
+  )
+end
+
+return M

@@ -1,0 +1,122 @@
+--- The snacks.nvim picker (`Snacks.picker`): live search and a fixed list, with snacks' file
+--- preview (scrolled to the chunk, the chunk highlighted) and its default actions (`<CR>` opens
+--- at the chunk's line, `<C-s>`/`<C-v>`/`<C-t>` split, vsplit, tab).
+---
+--- Live search follows snacks' own LSP sources: a `live` picker whose async finder sends the
+--- prompt as `kb/search` (through `kbls.live`, which cancels the request in flight) and suspends
+--- until the answer; the server ranks, so snacks' matcher does not re-filter.
+local config = require("kbls.config")
+local items = require("kbls.items")
+local live_search = require("kbls.live")
+local notify = require("kbls.notify")
+
+local M = {}
+
+--- Whether snacks.nvim with its picker can be loaded.
+---@return boolean
+function M.available()
+  local ok, snacks = pcall(require, "snacks")
+  return ok and type(snacks) == "table" and (pcall(require, "snacks.picker"))
+end
+
+local function snacks()
+  if not M.available() then
+    error('kbls: snacks.nvim is needed for the snacks picker; set picker = "select" or install it', 0)
+  end
+  return require("snacks")
+end
+
+--- A snacks picker item for a kbls item: `file`/`pos`/`end_pos` are what snacks' file
+--- previewer and jump action read (`pos` 1-based line, 0-based column; `end_pos` is the line
+--- after the chunk, column 0, so the whole chunk is highlighted).
+---@param item kbls.Item
+---@return table
+function M.to_snacks(item)
+  return {
+    text = items.ordinal(item),
+    file = item.filename,
+    pos = { item.lnum, 0 },
+    end_pos = { item.end_lnum + 1, 0 },
+    kbls = item,
+  }
+end
+
+--- The row of an item: title, breadcrumb, path:line, reasons, then the snippet.
+---@param entry table a snacks item
+---@return table[] chunks `{ {text, hl_group}, ... }`
+function M.format(entry)
+  local chunks = vim.tbl_map(function(chunk)
+    return { chunk[1], chunk[2] }
+  end, items.chunks(entry.kbls))
+  local snippet = items.one_line_snippet(entry.kbls)
+  if snippet ~= "" then
+    chunks[#chunks + 1] = { "  " .. snippet, items.hl.snippet }
+  end
+  return chunks
+end
+
+--- Live search: each change of the prompt sends `kb/search`.
+---@param opts table|nil snacks picker options, plus `query` (initial text), `bufnr`, `search` (overrides of the `search` options)
+---@return table picker
+function M.live_search(opts)
+  opts = vim.deepcopy(opts or {})
+  local Snacks = snacks()
+  local live = live_search.new({ bufnr = opts.bufnr or vim.api.nvim_get_current_buf(), search = opts.search })
+  local query = opts.query
+  opts.query, opts.search, opts.bufnr = nil, nil, nil
+  return Snacks.picker.pick(vim.tbl_deep_extend("force", {
+    source = "kbls",
+    title = "kbls search",
+    live = true,
+    supports_live = true,
+    search = query,
+    format = M.format,
+    preview = "file",
+    matcher = { sort_empty = false },
+    sort = { fields = { "idx" } },
+    finder = function(_, ctx)
+      local prompt = ctx.filter.search
+      ---@async
+      return function(cb)
+        local async = ctx.async
+        local hits, done = {}, false
+        vim.schedule(function()
+          live:send(prompt, function(found, err)
+            notify.report("search", err)
+            hits, done = found, true
+            async:resume()
+          end)
+        end)
+        while not done do
+          async:suspend()
+        end
+        for _, item in ipairs(items.items(hits)) do
+          cb(M.to_snacks(item))
+        end
+      end
+    end,
+    on_close = function()
+      live:close()
+    end,
+    debounce = config.options.search.debounce,
+  }, opts))
+end
+
+--- Show a fixed list of items (related notes).
+---@param list kbls.Item[]
+---@param options {title?: string}|nil
+---@return table picker
+function M.show_hits(list, options)
+  options = vim.deepcopy(options or {})
+  local Snacks = snacks()
+  return Snacks.picker.pick(vim.tbl_deep_extend("force", {
+    source = "kbls_related",
+    title = options.title or "kbls",
+    items = vim.tbl_map(M.to_snacks, list),
+    format = M.format,
+    preview = "file",
+    sort = { fields = { "score:desc", "idx" } },
+  }, options))
+end
+
+return M
