@@ -17,6 +17,7 @@ import pathspec
 
 from kbls.config import CONFIG_FILE, Config
 from kbls.errors import OutsideRootError
+from kbls.query.globs import glob_spec
 
 ALWAYS_SKIPPED_DIRS = {".git", "node_modules", ".hg", ".svn", "__pycache__", ".venv"}
 
@@ -37,8 +38,8 @@ class Scanner:
         self.root = root.resolve()
         self.config = config
         self.store_dir = store_dir.resolve()
-        self._include = pathspec.GitIgnoreSpec.from_lines(config.include)
-        self._exclude = pathspec.GitIgnoreSpec.from_lines(config.exclude)
+        self._include = glob_spec(config.include)
+        self._exclude = glob_spec(config.exclude)
         self._gitignores: dict[str, pathspec.GitIgnoreSpec | None] = {}
 
     # -- rules -------------------------------------------------------------------------------

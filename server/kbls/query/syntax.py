@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
 from dataclasses import dataclass
 
+from kbls.limits import MAX_QUERY_CHARS
 from kbls.query.filters import Filters
+from kbls.query.globs import check_glob
 
 _FILTER = re.compile(r'(?<!\S)(tag|path|type):("[^"]*"|\S+)')
 _WORD = re.compile(r"\w+", re.UNICODE)
-MAX_QUERY_CHARS = 4096
+
 #: FTS5 slows down with hundreds of OR terms; a long pasted paragraph keeps its first terms.
 MAX_FTS_TERMS = 32
 
@@ -22,7 +23,10 @@ class ParsedQuery:
 
 
 def parse_query(query: str, filters: Filters | None = None) -> ParsedQuery:
-    """Take `tag:`, `path:` and `type:` terms out of the text and add them to `filters`."""
+    """Take `tag:`, `path:` and `type:` terms out of the text and add them to `filters`.
+
+    :raises QueryError: a `path:` glob that is not valid (see `kbls.query.globs`).
+    """
     base = filters or Filters()
     paths, tags, types = list(base.paths), list(base.tags), list(base.types)
     for name, value in _FILTER.findall(query[:MAX_QUERY_CHARS]):
@@ -30,37 +34,54 @@ def parse_query(query: str, filters: Filters | None = None) -> ParsedQuery:
         if not value:
             continue
         {"tag": tags, "path": paths, "type": types}[name].append(value)
+    for pattern in paths:
+        check_glob(pattern)  # a bad glob is a QueryError here, not an exception inside SQLite
     text = _FILTER.sub(" ", query[:MAX_QUERY_CHARS])
     return ParsedQuery(" ".join(text.split()), Filters(tuple(paths), tuple(tags), tuple(types)))
 
 
 def query_terms(text: str) -> list[str]:
+    """The query's words, lowercased, each once, in order."""
     seen: dict[str, None] = {}
     for word in _WORD.findall(text.lower()):
         seen.setdefault(word, None)
     return list(seen)
 
 
-#: English function words. `Engine` leaves one out of the FTS query when it matches so many
-#: chunks that scoring it would dominate the query's cost: at 50k chunks "spawn a thread and join
-#: it" matched 38k chunks and took 75 ms instead of 1 ms. In such numbers BM25 gives it next to
-#: no weight anyway; in a small store nothing is left out.
+#: English function words. When a query has other words these are left out of the lexical
+#: query: a note must never rank first only because it shares "from" or "my" with the query
+#: ("stop my plants from getting sick" ranked a note on concurrency first that way). A query of
+#: function words only ("to be or not to be") keeps them.
 STOPWORDS = frozenset(
-    ["a", "an", "and", "are", "as", "at", "be", "but", "by", "can", "do", "does", "for", "from", "had", "has", "have", "how", "i", "if", "in", "into", "is", "it", "its", "me", "my", "no", "not", "of", "on", "or", "our", "so", "than", "that", "the", "their", "them", "then", "there", "these", "they", "this", "to", "too", "us", "was", "we", "were", "what", "when", "where", "which", "who", "why", "will", "with", "would", "you", "your"]
+    [
+        "a", "about", "also", "am", "an", "and", "are", "as", "at", "be", "been", "being", "but", "by",
+        "can", "could", "did", "do", "does", "doing", "for", "from", "had", "has", "have", "having", "he",
+        "her", "him", "his", "how", "i", "if", "in", "into", "is", "it", "its", "just", "me", "my", "no",
+        "nor", "not", "of", "on", "or", "our", "she", "should", "so", "such", "than", "that", "the",
+        "their", "them", "then", "there", "these", "they", "this", "those", "to", "too", "us", "very",
+        "was", "we", "were", "what", "when", "where", "which", "while", "who", "whom", "why", "will",
+        "with", "would", "you", "your",
+    ]
 )
 
 
-def fts_match(text: str, drop: Collection[str] = ()) -> str:
-    """An FTS5 MATCH expression: any term (OR), ranked by BM25; the last term also as a prefix
-    so a query typed character by character finds words still being typed. Terms in `drop` are
-    left out unless nothing else remains."""
+def content_terms(text: str) -> list[str]:
+    """The words that carry the query: its terms without function words, or every term when
+    the query has nothing else; at most MAX_FTS_TERMS."""
     every = query_terms(text)
-    terms = ([t for t in every if t not in drop] or every)[:MAX_FTS_TERMS]
+    return ([t for t in every if t not in STOPWORDS] or every)[:MAX_FTS_TERMS]
+
+
+def fts_match(text: str) -> str:
+    """An FTS5 MATCH expression: any content term (OR), ranked by BM25; the last term also as a
+    prefix so a query typed character by character finds words still being typed."""
+    terms = content_terms(text)
     if not terms:
         return ""
     parts = [f'"{t}"' for t in terms]
     # The query text arrives whitespace-normalised, so whether the user is still typing the
     # last word cannot be known: it is always matched as a prefix too (exact matches rank higher).
+    every = query_terms(text)
     if len(terms[-1]) >= 3 and terms[-1] == every[-1]:
         parts[-1] = f'("{terms[-1]}" OR "{terms[-1]}"*)'
     return " OR ".join(parts)
