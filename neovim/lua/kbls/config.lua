@@ -90,8 +90,14 @@ function M.validate(opts)
     "search.mode must be one of " .. table.concat(contract.MODES, ", ")
   )
   local range = ("an integer from %d to %d"):format(contract.MIN_LIMIT, contract.MAX_LIMIT)
-  check(type(opts.search) == "table" and contract.is_limit(opts.search.limit), "search.limit must be " .. range)
-  check(type(opts.related) == "table" and contract.is_limit(opts.related.limit), "related.limit must be " .. range)
+  check(
+    type(opts.search) == "table" and contract.is_limit(opts.search.limit),
+    "search.limit must be " .. range
+  )
+  check(
+    type(opts.related) == "table" and contract.is_limit(opts.related.limit),
+    "related.limit must be " .. range
+  )
   check(
     type(opts.search) == "table" and type(opts.search.debounce) == "number" and opts.search.debounce >= 0,
     "search.debounce must be a number >= 0"

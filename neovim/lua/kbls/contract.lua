@@ -40,7 +40,10 @@ end
 ---@param limit any
 ---@return boolean
 function M.is_limit(limit)
-  return type(limit) == "number" and limit == math.floor(limit) and limit >= M.MIN_LIMIT and limit <= M.MAX_LIMIT
+  return type(limit) == "number"
+    and limit == math.floor(limit)
+    and limit >= M.MIN_LIMIT
+    and limit <= M.MAX_LIMIT
 end
 
 --- The query cut to the server's cap, on a character boundary (never inside a UTF-8 sequence).

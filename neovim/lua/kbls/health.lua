@@ -44,7 +44,8 @@ function M.check_server()
   if path == "" then
     health.error(("server `%s` not found"):format(exe), {
       "Install the server as a tool: `uv tool install kbls` or `pipx install kbls`",
-      "From a clone: `make venv`, then set `cmd` in require('kbls').setup({ cmd = { '/path/to/kbls/.venv/bin/kbls', 'serve' } })",
+      "From a clone: `make venv`, then set `cmd` in require('kbls').setup("
+        .. "{ cmd = { '/path/to/kbls/.venv/bin/kbls', 'serve' } })",
     })
     return false
   end
@@ -78,17 +79,17 @@ function M.check_client(client)
   else
     health.warn("model: not loaded yet")
   end
-  for _, root in ipairs(type(result.roots) == "table" and result.roots or {}) do
+  for _, store in ipairs(type(result.roots) == "table" and result.roots or {}) do
     health.ok(
       ("store for %s: %s (%s, %s files, %s chunks)"):format(
-        type(root.uri) == "string" and vim.uri_to_fname(root.uri) or "?",
-        tostring(root.store),
-        status.human_bytes(root.storeBytes),
-        tostring(root.files),
-        tostring(root.chunks)
+        type(store.uri) == "string" and vim.uri_to_fname(store.uri) or "?",
+        tostring(store.store),
+        status.human_bytes(store.storeBytes),
+        tostring(store.files),
+        tostring(store.chunks)
       )
     )
-    for _, e in ipairs(type(root.errors) == "table" and root.errors or {}) do
+    for _, e in ipairs(type(store.errors) == "table" and store.errors or {}) do
       health.warn(("could not index %s: %s"):format(tostring(e.path), tostring(e.reason)))
     end
   end
@@ -112,10 +113,7 @@ function M.check_pickers()
   end
   local chosen = pickers.name()
   health.ok(
-    ("picker = %q: :KbSearch and :KbRelated use %s"):format(
-      config.options.picker,
-      pickers.plugins[chosen]
-    )
+    ("picker = %q: :KbSearch and :KbRelated use %s"):format(config.options.picker, pickers.plugins[chosen])
   )
 end
 
@@ -140,10 +138,12 @@ function M.check()
   local running = clients.list()
   if #running == 0 then
     local here = root.for_buffer(0) or root.find(vim.fn.getcwd())
+    local markers = config.options.root_markers
     health.info(
       "no kbls client is running"
-        .. (here and (" (root here: " .. here .. ")") or (" (no " .. vim.inspect(config.options.root_markers) .. " here)"))
-        .. "; open a note of a configured filetype inside a folder with .kbls.yaml, then run :checkhealth kbls again"
+        .. (here and (" (root here: " .. here .. ")") or (" (no " .. vim.inspect(markers) .. " here)"))
+        .. "; open a note of a configured filetype inside a folder with .kbls.yaml,"
+        .. " then run :checkhealth kbls again"
     )
   end
   for _, client in ipairs(running) do

@@ -86,7 +86,9 @@ function M.setup(opts)
       end,
     })
     for _, buf in ipairs(vim.api.nvim_list_bufs()) do
-      if vim.api.nvim_buf_is_loaded(buf) and vim.tbl_contains(config.options.filetypes, vim.bo[buf].filetype) then
+      if
+        vim.api.nvim_buf_is_loaded(buf) and vim.tbl_contains(config.options.filetypes, vim.bo[buf].filetype)
+      then
         M.attach(buf)
       end
     end
@@ -101,9 +103,10 @@ function M.attach(bufnr)
   local exe = executable()
   if exe and vim.fn.executable(exe) ~= 1 then
     vim.notify_once(
-      ("kbls: %q is not executable; install the server (`uv tool install kbls` or `pipx install kbls`) or set `cmd` in require('kbls').setup()"):format(
-        exe
-      ),
+      (
+        "kbls: %q is not executable; install the server (`uv tool install kbls` or `pipx install kbls`)"
+        .. " or set `cmd` in require('kbls').setup()"
+      ):format(exe),
       vim.log.levels.ERROR
     )
     return nil

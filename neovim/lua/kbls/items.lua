@@ -74,7 +74,8 @@ function M.item(hit)
     hit = hit,
     uri = hit.uri,
     filename = filename,
-    relpath = type(hit.path) == "string" and hit.path ~= "" and hit.path or vim.fn.fnamemodify(filename, ":~:."),
+    relpath = type(hit.path) == "string" and hit.path ~= "" and hit.path
+      or vim.fn.fnamemodify(filename, ":~:."),
     lnum = lnum,
     end_lnum = end_lnum,
     col = 1,

@@ -9,7 +9,10 @@ function M.hit(root, path, title, breadcrumb, start_line, end_line, extra)
     uri = vim.uri_from_fname(root .. "/" .. path),
     path = path,
     root = vim.uri_from_fname(root),
-    range = { start = { line = start_line, character = 0 }, ["end"] = { line = end_line + 1, character = 0 } },
+    range = {
+      start = { line = start_line, character = 0 },
+      ["end"] = { line = end_line + 1, character = 0 },
+    },
     title = title,
     breadcrumb = breadcrumb,
     snippet = "snippet of " .. tostring(title),

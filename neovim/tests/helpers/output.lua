@@ -1,6 +1,6 @@
 -- busted output handler: one line per test, failure details, then "N passed, N failed" as the
 -- last line (the line CI parses). Pending tests are reported as skipped on the line before.
-return function(options)
+return function(_)
   local busted = require("busted")
   local handler = require("busted.outputHandlers.base")()
   local pretty = require("pl.pretty")

@@ -2,11 +2,11 @@
 -- Everything waits with vim.wait and a timeout, so a hang fails fast with a message.
 local api = require("kbls.api")
 local clients = require("kbls.lsp.clients")
-local items = require("kbls.items")
+local kbls_items = require("kbls.items")
 local kbls = require("kbls")
-local live = require("kbls.live")
+local live_search = require("kbls.live")
 local notify = require("kbls.notify")
-local params = require("kbls.params")
+local request_params = require("kbls.params")
 local request = require("kbls.lsp.request")
 local ws = require("helpers.workspace")
 
@@ -247,7 +247,7 @@ describe("kbls against the real daemon", function()
   it("kb/search returns the expected note first", function()
     local err, result = await("kb/search", function(done)
       api.search(
-        params.search("when does a sourdough starter need feeding"),
+        request_params.search("when does a sourdough starter need feeding"),
         done,
         { client = client }
       )
@@ -256,7 +256,7 @@ describe("kbls against the real daemon", function()
     assert.is_table(result.hits)
     assert.is_true(#result.hits > 0, "no hits")
     assert.equals("cooking/sourdough.md", result.hits[1].path)
-    local item = items.item(result.hits[1])
+    local item = kbls_items.item(result.hits[1])
     assert.equals(root .. "/cooking/sourdough.md", item.filename)
     assert.equals("Sourdough bread", item.title)
   end)
@@ -396,7 +396,7 @@ describe("kbls against the real daemon", function()
   end)
 
   it("a live search cancels superseded queries and answers the last one", function()
-    local live = live.new({
+    local live = live_search.new({
       debounce = 0,
       search = { limit = 5 },
       send = function(params, handler)

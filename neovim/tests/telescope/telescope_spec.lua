@@ -1,7 +1,6 @@
 -- The Telescope extension against telescope.nvim + plenary.nvim checkouts
 -- (KBLS_TELESCOPE_PATH, KBLS_PLENARY_PATH), with an in-process fake server.
 local clients = require("kbls.lsp.clients")
-local config = require("kbls.config")
 local fake = require("helpers.fake_server")
 local ws = require("helpers.workspace")
 
@@ -62,7 +61,9 @@ describe("telescope extension", function()
           return { hits = hits, tookMs = 1, index = { state = "ready", pending = 0 } }
         elseif method == "kb/related" then
           return {
-            hits = { fake.hit(root, "b.md", "Beta", "Beta > Second", 19, 24, { reasons = { "links here" } }) },
+            hits = {
+              fake.hit(root, "b.md", "Beta", "Beta > Second", 19, 24, { reasons = { "links here" } }),
+            },
           }
         end
         return {}

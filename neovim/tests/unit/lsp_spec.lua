@@ -227,7 +227,7 @@ describe("kbls.lsp.request requester", function()
     local r = request.requester()
     local log = {}
     local function send(tag)
-      return function(handler)
+      return function(_)
         log[#log + 1] = "send " .. tag
         return function()
           log[#log + 1] = "cancel " .. tag

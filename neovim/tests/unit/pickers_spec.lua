@@ -58,7 +58,8 @@ describe("kbls pickers without telescope", function()
   end)
 
   it(
-    ":KbSearch without a query asks with vim.ui.input, then shows the hits with vim.ui.select and opens the choice",
+    ":KbSearch without a query asks with vim.ui.input,"
+      .. " then shows the hits with vim.ui.select and opens the choice",
     function()
       local sent, shown
       vim.ui.input = function(opts, cb)

@@ -1,10 +1,10 @@
 local config = require("kbls.config")
 local fake = require("helpers.fake_server")
 local items = require("kbls.items")
-local live = require("kbls.live")
+local live_search = require("kbls.live")
 local notify = require("kbls.notify")
 local open = require("kbls.open")
-local params = require("kbls.params")
+local request_params = require("kbls.params")
 local quickfix = require("kbls.quickfix")
 local telescope_picker = require("kbls.pickers.telescope")
 local ws = require("helpers.workspace")
@@ -127,31 +127,31 @@ describe("kbls.params", function()
   it("builds kb/search params from the options", function()
     assert.same(
       { query = "who owns it", limit = 7, mode = "semantic", groupByFile = false },
-      params.search("  who owns it ")
+      request_params.search("  who owns it ")
     )
     assert.same(
       { query = "x", limit = 3, mode = "semantic", groupByFile = true, filters = { tags = { "rust" } } },
-      params.search("x", { limit = 3, group_by_file = true, filters = { tags = { "rust" } } })
+      request_params.search("x", { limit = 3, group_by_file = true, filters = { tags = { "rust" } } })
     )
   end)
 
   it("gives nil for an empty query and caps the length", function()
-    assert.is_nil(params.search(""))
-    assert.is_nil(params.search("   "))
-    assert.is_nil(params.search(nil))
-    assert.equals(4096, #params.search(string.rep("a", 5000)).query)
+    assert.is_nil(request_params.search(""))
+    assert.is_nil(request_params.search("   "))
+    assert.is_nil(request_params.search(nil))
+    assert.equals(4096, #request_params.search(string.rep("a", 5000)).query)
   end)
 
   it("builds kb/related params for a buffer", function()
     local root = ws.create({ ["n.md"] = "# N\n" })
     vim.cmd("edit " .. root .. "/n.md")
     local buf = vim.api.nvim_get_current_buf()
-    assert.same({ uri = vim.uri_from_fname(root .. "/n.md"), limit = 10 }, params.related(buf))
+    assert.same({ uri = vim.uri_from_fname(root .. "/n.md"), limit = 10 }, request_params.related(buf))
     assert.same(
       { uri = vim.uri_from_fname(root .. "/n.md"), limit = 4, position = { line = 3, character = 0 } },
-      params.related(buf, { line = 3 }, 4)
+      request_params.related(buf, { line = 3 }, 4)
     )
-    assert.is_nil(params.related(vim.api.nvim_create_buf(false, true)))
+    assert.is_nil(request_params.related(vim.api.nvim_create_buf(false, true)))
     vim.cmd("bwipeout!")
     ws.remove(root)
   end)
@@ -230,7 +230,7 @@ describe("kbls.live", function()
 
   it("debounces a burst of keystrokes into one request for the last query", function()
     local s = fake_send()
-    local live = live.new({ send = s.fn, debounce = 30 })
+    local live = live_search.new({ send = s.fn, debounce = 30 })
     local got = {}
     for _, q in ipairs({ "b", "bo", "bor", "borrow" }) do
       live:update(q, function(hits, err, query)
@@ -249,9 +249,9 @@ describe("kbls.live", function()
 
   it("cancels the request in flight when a newer query is sent", function()
     local s = fake_send()
-    local live = live.new({ send = s.fn, debounce = 0 })
+    local live = live_search.new({ send = s.fn, debounce = 0 })
     local got = {}
-    local function cb(hits, err, query)
+    local function cb(_, err, query)
       got[#got + 1] = { query = query, cancelled = notify.is_cancelled(err) }
     end
     live:send("own", cb)
@@ -273,7 +273,7 @@ describe("kbls.live", function()
 
   it("supersede cancels only a request for another query", function()
     local s = fake_send()
-    local live = live.new({ send = s.fn, debounce = 0 })
+    local live = live_search.new({ send = s.fn, debounce = 0 })
     local got = {}
     live:send("own", function(_, err)
       got[#got + 1] = notify.is_cancelled(err)
@@ -289,7 +289,7 @@ describe("kbls.live", function()
 
   it("answers an empty query with no hits and no request", function()
     local s = fake_send()
-    local live = live.new({ send = s.fn, debounce = 0 })
+    local live = live_search.new({ send = s.fn, debounce = 0 })
     local got
     live:send("   ", function(hits)
       got = hits
@@ -301,7 +301,7 @@ describe("kbls.live", function()
 
   it("close cancels the pending update and the request in flight", function()
     local s = fake_send()
-    local live = live.new({ send = s.fn, debounce = 20 })
+    local live = live_search.new({ send = s.fn, debounce = 20 })
     live:send("first", function() end)
     live:update("second", function()
       error("must not be called")
@@ -316,7 +316,7 @@ describe("kbls.live", function()
     local server = fake.new({ delay = 200, hits = { fake.hit(ROOT, "a.md", "A", "A", 0, 1) } })
     local id = vim.lsp.start({ name = "kbls", cmd = server.cmd, root_dir = ROOT }, { attach = false })
     local client = assert(vim.lsp.get_client_by_id(id))
-    local live = live.new({
+    local live = live_search.new({
       debounce = 0,
       send = function(params, handler)
         return require("kbls.lsp.request").send(client, "kb/search", params, handler)

@@ -90,7 +90,10 @@ function M.start_root(dir)
     return existing.id
   end
   if has_011 then
-    return remember(dir, vim.lsp.start(client_config.for_root(dir), { attach = false, reuse_client = reuse(dir) }))
+    return remember(
+      dir,
+      vim.lsp.start(client_config.for_root(dir), { attach = false, reuse_client = reuse(dir) })
+    )
   end
   ---@diagnostic disable-next-line: deprecated
   return remember(dir, vim.lsp.start_client(client_config.for_root(dir)))
@@ -106,7 +109,10 @@ function M.start(bufnr)
     return nil
   end
   dir = vim.fs.normalize(dir)
-  return remember(dir, vim.lsp.start(client_config.for_root(dir), { bufnr = bufnr, reuse_client = reuse(dir) }))
+  return remember(
+    dir,
+    vim.lsp.start(client_config.for_root(dir), { bufnr = bufnr, reuse_client = reuse(dir) })
+  )
 end
 
 --- Stop every kbls client.
@@ -135,9 +141,9 @@ function M.pick(bufnr)
       return all[1]
     end
     return nil,
-      "no kbls workspace here: open a note, or cd into a folder holding one of "
-        .. vim.inspect(config.options.root_markers)
-        .. " (a folder becomes a knowledge base with a .kbls.yaml)"
+      "no kbls workspace here: open a note, or cd into a folder holding one of " .. vim.inspect(
+        config.options.root_markers
+      ) .. " (a folder becomes a knowledge base with a .kbls.yaml)"
   end
   local existing = M.for_root(dir)
   if existing then

@@ -90,7 +90,10 @@ function M.send(client, method, params, handler, bufnr)
   end, function()
     if not state.cancelled then
       state.cancelled = true
-      handler({ code = contract.INTERNAL_ERROR, message = "kbls: the server did not initialize in time" }, nil)
+      handler(
+        { code = contract.INTERNAL_ERROR, message = "kbls: the server did not initialize in time" },
+        nil
+      )
     end
   end)
   return cancel

@@ -11,7 +11,8 @@ local M = {}
 M.order = { "telescope", "snacks", "fzf-lua" }
 
 --- The plugin each picker needs.
-M.plugins = { telescope = "telescope.nvim", snacks = "snacks.nvim", ["fzf-lua"] = "fzf-lua", select = "vim.ui.select" }
+M.plugins =
+  { telescope = "telescope.nvim", snacks = "snacks.nvim", ["fzf-lua"] = "fzf-lua", select = "vim.ui.select" }
 
 local modules = {
   telescope = "kbls.pickers.telescope",
@@ -50,7 +51,10 @@ function M.name(name)
     return "select"
   end
   if name ~= "select" and not M.module(name).available() then
-    vim.notify_once(("kbls: %s is not installed; using vim.ui.select"):format(M.plugins[name]), vim.log.levels.WARN)
+    vim.notify_once(
+      ("kbls: %s is not installed; using vim.ui.select"):format(M.plugins[name]),
+      vim.log.levels.WARN
+    )
     return "select"
   end
   return name

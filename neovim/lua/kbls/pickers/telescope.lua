@@ -22,7 +22,8 @@ end
 local function deps()
   if not M.available() then
     error(
-      'kbls: telescope.nvim and plenary.nvim are needed for the telescope picker; set picker = "select" or install them',
+      "kbls: telescope.nvim and plenary.nvim are needed for the telescope picker;"
+        .. ' set picker = "select" or install them',
       0
     )
   end
