@@ -82,3 +82,46 @@ def test_a_full_re_index_follows_gitignore_edits(tmp_path, make_engine):
     (root / ".gitignore").write_text("")
     engine.index()
     assert set(engine.store.files()) == {"keep.md", "drafts/wip.md"}
+
+
+# -- git's stacking of ignore files (issue 9) --------------------------------------------------
+def _agree(root: Path) -> list[str]:
+    """The walk's answer, checked against `wanted` path by path (the daemon's single saves)."""
+    walked = _walk(root)
+    scanner = Scanner(root, Config(), root.parent / "store-outside")
+    every = sorted(p.relative_to(root).as_posix() for p in root.rglob("*.md") if ".git" not in p.parts)
+    assert [rel for rel in every if scanner.wanted(rel)] == walked
+    return walked
+
+
+def test_a_deeper_gitignore_re_includes_what_an_outer_one_excluded(tmp_path):
+    _touch(tmp_path, "top.md", "notes/keep.md", "notes/other.md", "notes/deep/keep.md")
+    (tmp_path / ".gitignore").write_text("notes/**/*.md\n")
+    (tmp_path / "notes" / ".gitignore").write_text("!keep.md\n")
+    assert _agree(tmp_path) == ["notes/deep/keep.md", "notes/keep.md", "top.md"]
+
+
+def test_the_last_matching_line_of_one_gitignore_decides(tmp_path):
+    _touch(tmp_path, "a.md", "important.md", "sub/important.md")
+    (tmp_path / ".gitignore").write_text("*.md\n!important.md\n")
+    assert _agree(tmp_path) == ["important.md", "sub/important.md"]
+
+
+def test_nothing_inside_an_ignored_folder_can_be_re_included(tmp_path):
+    """As git: it never looks inside an ignored folder, so a `!` deeper down cannot apply."""
+    _touch(tmp_path, "top.md", "drafts/keep.md", "drafts/wip.md")
+    (tmp_path / ".gitignore").write_text("drafts/\n")
+    (tmp_path / "drafts" / ".gitignore").write_text("!keep.md\n")
+    assert _agree(tmp_path) == ["top.md"]
+
+
+def test_git_info_exclude_is_respected_below_the_gitignore_files(tmp_path):
+    _touch(tmp_path, "top.md", "private/diary.md", "secret.md", "sub/secret.md")
+    (tmp_path / ".git" / "info").mkdir(parents=True)
+    (tmp_path / ".git" / "info" / "exclude").write_text("# local excludes\nprivate/\nsecret.md\n")
+    (tmp_path / "sub").mkdir(exist_ok=True)
+    (tmp_path / "sub" / ".gitignore").write_text("!secret.md\n")  # a .gitignore outranks info/exclude
+    assert _agree(tmp_path) == ["sub/secret.md", "top.md"]
+    assert _walk(tmp_path, config=Config(respect_gitignore=False)) == [
+        "private/diary.md", "secret.md", "sub/secret.md", "top.md",
+    ]

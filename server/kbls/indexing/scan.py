@@ -1,9 +1,10 @@
 """Find the files of a workspace root that should be indexed.
 
-Include/exclude patterns are gitignore-style (pathspec). `.git/`, `node_modules/`, the store
-directory and whatever the root's `.gitignore` files ignore are always excluded. Symlinks are
-followed only when they resolve inside the root; directories are not followed through symlinks,
-so a symlink loop cannot trap the walk.
+Include/exclude patterns are gitignore-style (`kbls.query.globs`). `.git/`, `node_modules/`, the
+store directory and whatever git would ignore are always excluded: the root's `.gitignore` files
+at any depth, stacked as git stacks them, and the root's `.git/info/exclude` (nothing above the
+root is read). Symlinks are followed only when they resolve inside the root; directories are not
+followed through symlinks, so a symlink loop cannot trap the walk.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ import pathspec
 from kbls.config import CONFIG_FILE, Config
 from kbls.errors import OutsideRootError
 from kbls.query.globs import glob_spec
+
+_NO_PATTERNS = glob_spec([])
 
 ALWAYS_SKIPPED_DIRS = {".git", "node_modules", ".hg", ".svn", "__pycache__", ".venv"}
 
@@ -40,7 +43,10 @@ class Scanner:
         self.store_dir = store_dir.resolve()
         self._include = glob_spec(config.include)
         self._exclude = glob_spec(config.exclude)
-        self._gitignores: dict[str, pathspec.GitIgnoreSpec | None] = {}
+        # Read lazily, dropped at each walk (a .gitignore may change between walks):
+        self._gitignores: dict[str, pathspec.GitIgnoreSpec | None] = {}  # folder -> its .gitignore
+        self._ignored_dirs: dict[str, bool] = {}  # folder -> ignored by git
+        self._info_exclude: pathspec.GitIgnoreSpec | None = None
 
     # -- rules -------------------------------------------------------------------------------
     def relative(self, path: Path) -> str:
@@ -62,28 +68,43 @@ class Scanner:
         return rel.as_posix()
 
     def _gitignore(self, rel_dir: str) -> pathspec.GitIgnoreSpec | None:
+        """The patterns of `rel_dir/.gitignore` ("" is the root's), or None."""
         if rel_dir not in self._gitignores:
-            path = self.root / rel_dir / ".gitignore"
-            spec = None
-            if self.config.respect_gitignore and path.is_file():
-                try:
-                    spec = pathspec.GitIgnoreSpec.from_lines(path.read_text(encoding="utf-8", errors="replace").splitlines())
-                except OSError:
-                    spec = None
-            self._gitignores[rel_dir] = spec
+            self._gitignores[rel_dir] = self._read_patterns(self.root / rel_dir / ".gitignore")
         return self._gitignores[rel_dir]
 
+    def _read_patterns(self, path: Path) -> pathspec.GitIgnoreSpec | None:
+        if not self.config.respect_gitignore or not path.is_file():
+            return None
+        try:
+            return glob_spec(path.read_text(encoding="utf-8", errors="replace").splitlines())
+        except OSError:
+            return None
+
     def _ignored_by_git(self, rel_path: str, is_dir: bool) -> bool:
+        """Git's rule: a path inside an ignored folder is ignored (git never looks inside it);
+        otherwise the deepest `.gitignore` with a matching pattern decides (its last match, which
+        may be a `!` re-include), then `.git/info/exclude`."""
         parts = rel_path.split("/")
-        for depth in range(len(parts)):
-            base = "/".join(parts[:depth])
-            spec = self._gitignore(base)
-            if spec is None:
-                continue
-            sub = "/".join(parts[depth:]) + ("/" if is_dir else "")
-            if spec.match_file(sub):
+        for depth in range(1, len(parts)):
+            folder = "/".join(parts[:depth])
+            if folder not in self._ignored_dirs:
+                self._ignored_dirs[folder] = self._git_decides(parts[:depth], is_dir=True)
+            if self._ignored_dirs[folder]:
                 return True
-        return False
+        return self._git_decides(parts, is_dir)
+
+    def _git_decides(self, parts: list[str], is_dir: bool) -> bool:
+        suffix = "/" if is_dir else ""
+        for depth in range(len(parts) - 1, -1, -1):  # the deepest .gitignore first
+            spec = self._gitignore("/".join(parts[:depth]))
+            if spec is not None:
+                verdict = spec.check_file("/".join(parts[depth:]) + suffix).include
+                if verdict is not None:
+                    return verdict
+        if self._info_exclude is None:
+            self._info_exclude = self._read_patterns(self.root / ".git" / "info" / "exclude") or _NO_PATTERNS
+        return bool(self._info_exclude.check_file("/".join(parts) + suffix).include)
 
     def _dir_excluded(self, rel_dir: str, abs_dir: Path) -> bool:
         name = rel_dir.rsplit("/", 1)[-1]
@@ -135,6 +156,8 @@ class Scanner:
     def walk(self) -> list[Candidate]:
         """Every wanted file under the root, sorted by path."""
         self._gitignores.clear()  # a .gitignore may have changed since the last walk
+        self._ignored_dirs.clear()
+        self._info_exclude = None
         found: list[Candidate] = []
         for dirpath, dirnames, filenames in os.walk(self.root, followlinks=False):
             abs_dir = Path(dirpath)
