@@ -8,6 +8,7 @@ import msgspec
 import pytest
 from pygls.exceptions import JsonRpcInvalidParams
 
+from kbls.lsp import convert
 from kbls.lsp import wire as protocol
 from kbls.results import Hit, Signals
 
@@ -36,28 +37,28 @@ def test_validation_error_names_the_field() -> None:
 def test_hit_range_covers_the_whole_chunk_and_is_camel_case() -> None:
     hit = Hit(path="a/b.md", start_line=3, end_line=7, title="B", breadcrumb="B > Part", snippet="…",
               score=0.5, signals=Signals(semantic=2))
-    wire = msgspec.to_builtins(protocol.hit_to_wire(hit, "file:///r/a/b.md", "file:///r"))
+    wire = msgspec.to_builtins(convert.hit_to_wire(hit, "file:///r/a/b.md", "file:///r"))
     assert wire["range"] == {"start": {"line": 3, "character": 0}, "end": {"line": 8, "character": 0}}
     assert wire["signals"] == {"semantic": 2, "lexical": None}
     result = protocol.SearchResult(hits=[], took_ms=1.5, index=protocol.IndexInfo(state="ready"))
-    assert msgspec.to_builtins(result) == {"hits": [], "tookMs": 1.5, "index": {"state": "ready", "pending": 0}}
+    assert msgspec.to_builtins(result) == {"hits": [], "tookMs": 1.5, "index": {"state": "ready", "pending": 0, "error": None}}
 
 
 def test_related_markdown_links_to_the_section_with_why() -> None:
-    hit = protocol.hit_to_wire(
+    hit = convert.hit_to_wire(
         Hit(path="r/o.md", start_line=12, end_line=20, title="Ownership [Rust]", breadcrumb="Ownership [Rust] > Moves",
             snippet="", score=0.7, reasons=["links here", "shared tags: rust"]),
         "file:///n/r/o.md", "file:///n",
     )
-    text = protocol.related_markdown([hit])
+    text = convert.related_markdown([hit])
     assert "- [Ownership \\[Rust\\] › Moves](file:///n/r/o.md#L13) — links here; shared tags: rust" in text
 
 
 def test_symbol_information_points_at_the_chunk() -> None:
-    hit = protocol.hit_to_wire(
+    hit = convert.hit_to_wire(
         Hit(path="x.md", start_line=0, end_line=4, title="X", breadcrumb="X", snippet="", score=1.0),
         "file:///n/x.md", "file:///n",
     )
-    symbol = protocol.symbol_of(hit)
+    symbol = convert.symbol_of(hit)
     assert symbol.name == "X" and symbol.container_name == "x.md"
     assert symbol.location.range.end.line == 5

@@ -1,6 +1,7 @@
-"""`kbls serve`: the pygls language server in front of the daemon (`kbls.daemon.coordinator`).
+"""`kbls serve`: the pygls language server in front of the daemon (`kbls.daemon.service`).
 
-Handlers are thin: validate params (`kbls.lsp.wire`), make one daemon call, convert the result.
+Handlers are thin: validate params (`kbls.lsp.wire`), make one daemon call, convert the answer
+(`kbls.lsp.convert`).
 Blocking work (embedding, SQLite) runs in thread pools; the handlers themselves are `async` and
 await those pools, so that pygls can cancel them: a `$/cancelRequest` cancels the awaiting task,
 which answers `RequestCancelled` and drops the result even when the thread already started.
@@ -16,7 +17,7 @@ import os
 # One BLAS thread: a query's matrix-vector product over the in-memory vectors is memory-bound
 # (~3 ms at 50k x 384 on one core); with two OpenBLAS threads on a busy two-core machine the
 # threads wait for each other and the median tripled (docs/adr/0001-vector-search.md). Must be
-# set before numpy is first imported (kbls.daemon.coordinator imports it).
+# set before numpy is first imported (kbls.daemon.service imports it).
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import asyncio
@@ -27,7 +28,7 @@ from collections.abc import Callable
 from concurrent.futures import Executor, ThreadPoolExecutor
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, TypeVar
 
 from lsprotocol import types
 from pygls.exceptions import FeatureRequestError, JsonRpcException, JsonRpcInvalidParams
@@ -36,11 +37,14 @@ from pygls.protocol import LanguageServerProtocol
 from pygls.uris import to_fs_path
 
 from kbls import __version__
-from kbls.daemon.coordinator import Daemon
+from kbls.daemon.answers import IndexState, SearchRequest, StoreUnavailableError
+from kbls.daemon.service import Daemon
 from kbls.errors import OutsideRootError, QueryError
-from kbls.lsp import wire as protocol
+from kbls.limits import MAX_QUERY_CHARS
+from kbls.lsp import convert, wire
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 INDEX_STATUS = "kb/indexStatus"
 HOVER_LIMIT = 5
@@ -70,19 +74,23 @@ class KblsProtocol(LanguageServerProtocol):
             return SimpleNamespace(jsonrpc="dropped")  # handle_message ignores it
 
 
-class KblsServer(LanguageServer):
-    """The language server; `daemon` is created by `initialize` and started by `initialized`."""
+class RequestFailed(JsonRpcException):
+    """LSP's `RequestFailed`: a valid request the server could not answer now (e.g. a store being rebuilt)."""
 
-    daemon: Daemon | None
-    loop: asyncio.AbstractEventLoop | None
+    CODE = -32803
+
+
+class KblsServer(LanguageServer):
+    """The language server; `initialize` configures the daemon and `initialized` starts it."""
 
     def __init__(self) -> None:
         super().__init__(
             "kbls", __version__, text_document_sync_kind=types.TextDocumentSyncKind.None_,
             protocol_cls=KblsProtocol,
         )
-        self.daemon = None
-        self.loop = None
+        self.daemon = Daemon(self)
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self._configured = False
         self._started = False
         # One search thread: searches are CPU-bound on a few cores anyway, and a superseded
         # search waiting here is cancelled before it starts.
@@ -100,20 +108,21 @@ class KblsServer(LanguageServer):
         if options is not None and not isinstance(options, dict):
             self.show_message(logging.WARNING, "kbls: initializationOptions must be an object; ignoring them")
             options = None
-        self.daemon = Daemon(self, options)
+        self.daemon.configure(options)
         self._folders = _folders(params)
+        self._configured = True
 
     def start(self) -> None:
-        if not self._started and self.daemon is not None:
+        """Start the daemon once `initialize` said which folders to serve."""
+        if self._configured and not self._started:
             self._started = True
             self.daemon.start(self._folders)
 
     def shutdown(self) -> None:
-        if self.daemon is not None:
-            self.daemon.shutdown()
+        self.daemon.shutdown()
         self.search_pool.shutdown(wait=False, cancel_futures=True)
         self.query_pool.shutdown(wait=False, cancel_futures=True)
-        super().shutdown()
+        super().shutdown()  # type: ignore[no-untyped-call]  # pygls leaves it unannotated
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         """Request errors went back in their response (logged at INFO); show the rest."""
@@ -123,23 +132,23 @@ class KblsServer(LanguageServer):
         log.error("%s: %s", getattr(source, "__name__", source), error)
         super().report_server_error(error, source)
 
-    async def call(self, pool: Executor, fn: Callable[..., Any], *args: Any) -> Any:
-        """Run `fn` in `pool`; engine errors about the request become `InvalidParams`."""
+    async def call(self, pool: Executor, fn: Callable[..., T], *args: Any) -> T:
+        """Run `fn` in `pool`; daemon errors about the request become JSON-RPC errors."""
         self.start()
-        if self.daemon is None:
-            raise JsonRpcInvalidParams("the server is not initialized")
         try:
             return await asyncio.get_running_loop().run_in_executor(pool, fn, *args)
         except (QueryError, OutsideRootError) as exc:
             raise JsonRpcInvalidParams(str(exc)) from None
+        except StoreUnavailableError as exc:
+            raise RequestFailed(str(exc)) from None
 
     # -- the daemon's listener (called from the worker thread) -------------------------------
     def _later(self, fn: Callable[..., Any], *args: Any) -> None:
         if self.loop is not None and not self.loop.is_closed():
             self.loop.call_soon_threadsafe(fn, *args)
 
-    def index_status(self, status: protocol.IndexStatus) -> None:
-        self._later(self.protocol.notify, INDEX_STATUS, protocol.to_wire(status))
+    def index_status(self, status: IndexState) -> None:
+        self._later(self.protocol.notify, INDEX_STATUS, wire.to_wire(convert.index_status(status)))
 
     def log_message(self, level: int, message: str) -> None:
         log.log(level, "%s", message)
@@ -151,7 +160,7 @@ class KblsServer(LanguageServer):
         params = types.ShowMessageParams(type=_MESSAGE_TYPES.get(level, types.MessageType.Log), message=message)
         self._later(self.window_show_message, params)
 
-    def progress_begin(self, title: str, message: str) -> Any:
+    def progress_begin(self, title: str, message: str) -> object:
         window = getattr(self.client_capabilities, "window", None)
         if not getattr(window, "work_done_progress", False):
             return None
@@ -159,12 +168,12 @@ class KblsServer(LanguageServer):
         self._later(lambda: asyncio.ensure_future(self._create_progress(token, title, message)))
         return token
 
-    def progress_report(self, handle: Any, percentage: int, message: str) -> None:
-        if handle is not None:
+    def progress_report(self, handle: object, percentage: int, message: str) -> None:
+        if isinstance(handle, str):
             self._later(self._progress_event, handle, "report", (percentage, message))
 
-    def progress_end(self, handle: Any, message: str) -> None:
-        if handle is not None:
+    def progress_end(self, handle: object, message: str) -> None:
+        if isinstance(handle, str):
             self._later(self._progress_event, handle, "end", message)
 
     async def _create_progress(self, token: str, title: str, message: str) -> None:
@@ -244,72 +253,64 @@ def initialized(ls: KblsServer, params: types.InitializedParams) -> None:
 @server.feature(types.SHUTDOWN)
 async def shutdown(ls: KblsServer, params: Any) -> None:
     # Stopping the worker may wait for the batch it is embedding: not on the event loop.
-    if ls.daemon is not None:
-        await asyncio.get_running_loop().run_in_executor(None, ls.daemon.shutdown)
+    await asyncio.get_running_loop().run_in_executor(None, ls.daemon.shutdown)
 
 
 @server.feature("kb/search")
 async def kb_search(ls: KblsServer, params: Any) -> Any:
-    query = protocol.parse(params, protocol.SearchParams)
-    return protocol.to_wire(await ls.call(ls.search_pool, ls.daemon.search, query))
+    request = convert.search_request(wire.parse(params, wire.SearchParams))
+    answer = await ls.call(ls.search_pool, ls.daemon.search, request)
+    return wire.to_wire(convert.search_result(answer))
 
 
 @server.feature("kb/related")
 async def kb_related(ls: KblsServer, params: Any) -> Any:
-    request = protocol.parse(params, protocol.RelatedParams)
+    request = wire.parse(params, wire.RelatedParams)
     line = request.position.line if request.position else None
-    result = await ls.call(ls.query_pool, ls.daemon.related_result, _path(request.uri), line, request.limit)
-    return protocol.to_wire(result)
+    answer = await ls.call(ls.query_pool, ls.daemon.related, _path(request.uri), line, request.limit)
+    return wire.to_wire(convert.search_result(answer))
 
 
 @server.feature("kb/status")
 async def kb_status(ls: KblsServer, params: Any) -> Any:
-    return protocol.to_wire(await ls.call(ls.query_pool, ls.daemon.status))
+    return wire.to_wire(convert.status_result(await ls.call(ls.query_pool, ls.daemon.status)))
 
 
 @server.feature("kb/reindex")
 async def kb_reindex(ls: KblsServer, params: Any) -> Any:
-    request = protocol.parse(params, protocol.ReindexParams)
+    request = wire.parse(params, wire.ReindexParams)
     paths = [_path(uri) for uri in request.uris] if request.uris is not None else None
     queued = await ls.call(ls.query_pool, ls.daemon.reindex, paths, request.force)
-    return protocol.to_wire(protocol.ReindexResult(queued=queued))
+    return wire.to_wire(wire.ReindexResult(queued=queued))
 
 
 @server.feature(types.TEXT_DOCUMENT_HOVER)
 async def hover(ls: KblsServer, params: types.HoverParams) -> types.Hover | None:
     try:
-        hits = await ls.call(
-            ls.query_pool, ls.daemon.related, _path(params.text_document.uri), params.position.line, HOVER_LIMIT
-        )
+        path = _path(params.text_document.uri)
+        answer = await ls.call(ls.query_pool, ls.daemon.related, path, params.position.line, HOVER_LIMIT)
     except JsonRpcInvalidParams:
         return None  # hovering a file outside the knowledge base: nothing to say
-    if not hits:
-        return None
-    return types.Hover(
-        contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=protocol.related_markdown(hits))
-    )
+    return convert.hover(answer)
 
 
 @server.feature(types.WORKSPACE_SYMBOL)
 async def workspace_symbol(ls: KblsServer, params: types.WorkspaceSymbolParams) -> list[types.SymbolInformation]:
     if not params.query.strip():
         return []
-    query = protocol.SearchParams(query=params.query[:4096], limit=SYMBOL_LIMIT)
-    result = await ls.call(ls.search_pool, ls.daemon.search, query)
-    return [protocol.symbol_of(hit) for hit in result.hits]
+    request = SearchRequest(query=params.query[:MAX_QUERY_CHARS], limit=SYMBOL_LIMIT)
+    return convert.symbols(await ls.call(ls.search_pool, ls.daemon.search, request))
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
 def did_save(ls: KblsServer, params: types.DidSaveTextDocumentParams) -> None:
     ls.start()
-    if ls.daemon is not None and params.text_document.uri.startswith("file:"):
+    if params.text_document.uri.startswith("file:"):
         ls.daemon.file_saved(_path(params.text_document.uri))
 
 
 @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
 def did_change_folders(ls: KblsServer, params: types.DidChangeWorkspaceFoldersParams) -> None:
-    if ls.daemon is None:
-        return
     for folder in params.event.removed:
         if folder.uri.startswith("file:"):
             ls.daemon.remove_root(_path(folder.uri))

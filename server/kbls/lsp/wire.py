@@ -1,4 +1,4 @@
-"""Wire types of the `kb/*` protocol (docs/protocol.md), shared by the daemon and the tests.
+"""Wire types of the `kb/*` protocol (docs/protocol.md, docs/protocol.schema.json), shared with the tests.
 
 Every struct is camelCase on the wire. Params arrive from pygls as nested namedtuples (its
 fallback for unknown methods); `parse` turns them back into plain data and validates them once,
@@ -10,11 +10,9 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal, TypeVar
 
 import msgspec
-from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
 from kbls.limits import MAX_LIMIT, MAX_QUERY_CHARS, MIN_LIMIT, Mode
-from kbls.results import Hit as EngineHit
 
 T = TypeVar("T")
 
@@ -61,6 +59,8 @@ class Hit(_Wire, frozen=True):
 class IndexInfo(_Wire, frozen=True):
     state: State
     pending: int = 0
+    #: why the state is `error`; null otherwise.
+    error: str | None = None
 
 
 # -- requests --------------------------------------------------------------------------------
@@ -120,6 +120,8 @@ class RootStatus(_Wire, frozen=True):
     dimension: int
     sqlite: SqliteInfo
     errors: list[FileProblem]
+    #: why indexing this root fails (retried until it works); null when it does not.
+    error: str | None = None
 
 
 class StatusResult(_Wire, frozen=True):
@@ -131,6 +133,8 @@ class StatusResult(_Wire, frozen=True):
     embedded_since_start: int
     reused_since_start: int
     roots: list[RootStatus]
+    #: why the state is `error`; null otherwise.
+    error: str | None = None
 
 
 class IndexStatus(_Wire, frozen=True):
@@ -141,6 +145,8 @@ class IndexStatus(_Wire, frozen=True):
     files: int
     chunks: int
     message: str = ""
+    #: why the state is `error`; null otherwise.
+    error: str | None = None
 
 
 # -- conversion ------------------------------------------------------------------------------
@@ -167,46 +173,3 @@ def parse(params: Any, kind: type[T]) -> T:
 
 def to_wire(value: msgspec.Struct) -> Any:
     return msgspec.to_builtins(value)
-
-
-def hit_to_wire(hit: EngineHit, uri: str, root_uri: str) -> Hit:
-    """An engine hit as a wire hit: the range covers the whole chunk (end is exclusive)."""
-    return Hit(
-        uri=uri, path=hit.path, root=root_uri,
-        range=Range(start=Position(line=hit.start_line), end=Position(line=hit.end_line + 1)),
-        title=hit.title, breadcrumb=hit.breadcrumb, snippet=hit.snippet, score=hit.score,
-        signals=Signals(semantic=hit.signals.semantic, lexical=hit.signals.lexical),
-        reasons=list(hit.reasons), more=hit.more,
-    )
-
-
-def _label(hit: Hit) -> str:
-    """`Title › Section` (the breadcrumb already starts with the title when it has sections)."""
-    crumbs = [c.strip() for c in hit.breadcrumb.split(">") if c.strip()] if hit.breadcrumb else []
-    if not crumbs or crumbs[0] != hit.title:
-        crumbs.insert(0, hit.title or hit.path)
-    return " › ".join(crumbs)
-
-
-def related_markdown(hits: list[Hit]) -> str:
-    """Hover text: one markdown link per related note (to its section), with one line of why."""
-    lines = ["**Related notes**", ""]
-    for hit in hits:
-        label = _label(hit).replace("[", "\\[").replace("]", "\\]")
-        why = "; ".join(hit.reasons) or hit.path
-        lines.append(f"- [{label}]({hit.uri}#L{hit.range.start.line + 1}) — {why}")
-    return "\n".join(lines)
-
-
-def symbol_of(hit: Hit) -> types.SymbolInformation:
-    """A search hit as a workspace symbol (Ctrl+T, `vim.lsp.buf.workspace_symbol()`)."""
-    return types.SymbolInformation(
-        name=_label(hit), kind=types.SymbolKind.String, container_name=hit.path,
-        location=types.Location(
-            uri=hit.uri,
-            range=types.Range(
-                start=types.Position(line=hit.range.start.line, character=0),
-                end=types.Position(line=hit.range.end.line, character=0),
-            ),
-        ),
-    )

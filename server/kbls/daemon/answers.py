@@ -1,0 +1,163 @@
+"""What the daemon takes and hands its front end: typed requests, answers, and the listener.
+
+The daemon knows no wire format: these are plain structs over the engine's results
+(`kbls.results`); `kbls.lsp.convert` turns them into `kb/*` wire structs and LSP types.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal, Protocol
+
+from kbls.errors import KblsError
+from kbls.limits import Mode
+from kbls.query.filters import Filters
+from kbls.results import Hit, RootStatus
+
+log = logging.getLogger(__name__)
+
+State = Literal["loading", "indexing", "ready", "error"]
+
+
+class StoreUnavailableError(KblsError):
+    """A root's store vanished under the daemon and is being rebuilt; the request may be retried."""
+
+
+@dataclass(frozen=True)
+class SearchRequest:
+    query: str
+    #: None: the first root's `search.limit`.
+    limit: int | None = None
+    #: None: each root's `search.mode`.
+    mode: Mode | None = None
+    filters: Filters | None = None
+    group_by_file: bool = False
+
+
+@dataclass(frozen=True)
+class IndexState:
+    """The index as a whole (the `kb/indexStatus` notification, `index` of a search answer)."""
+
+    state: State
+    pending: int
+    files: int = 0
+    chunks: int = 0
+    #: the file being indexed, or a word on what happens.
+    message: str = ""
+    #: why the state is `error` (every failing root's reason); None otherwise.
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class RootHit:
+    """An engine hit and the root it came from."""
+
+    root_uri: str
+    #: the root's folder as the client names it: the hit's file is `folder / hit.path`.
+    folder: Path
+    hit: Hit
+
+
+@dataclass(frozen=True)
+class SearchAnswer:
+    hits: list[RootHit]
+    took_ms: float
+    index: IndexState
+
+
+@dataclass(frozen=True)
+class RootReport:
+    uri: str
+    status: RootStatus
+    error: str | None
+
+
+@dataclass(frozen=True)
+class DaemonStatus:
+    version: str
+    index: IndexState
+    model: str
+    dimension: int
+    embedded_since_start: int
+    reused_since_start: int
+    roots: list[RootReport]
+
+
+class Listener(Protocol):
+    """What the daemon tells its front end. Called from the worker, watcher and LSP threads;
+    an implementation must only hand the call over (e.g. to an event loop), never block."""
+
+    def index_status(self, status: IndexState) -> None: ...
+    def progress_begin(self, title: str, message: str) -> object: ...
+    def progress_report(self, handle: object, percentage: int, message: str) -> None: ...
+    def progress_end(self, handle: object, message: str) -> None: ...
+    def log_message(self, level: int, message: str) -> None: ...
+    def show_message(self, level: int, message: str) -> None: ...
+
+
+class NullListener:
+    """A listener that only logs (benchmarks, unit tests)."""
+
+    def index_status(self, status: IndexState) -> None:
+        pass
+
+    def progress_begin(self, title: str, message: str) -> object:
+        return None
+
+    def progress_report(self, handle: object, percentage: int, message: str) -> None:
+        pass
+
+    def progress_end(self, handle: object, message: str) -> None:
+        pass
+
+    def log_message(self, level: int, message: str) -> None:
+        log.log(level, "%s", message)
+
+    def show_message(self, level: int, message: str) -> None:
+        log.log(level, "%s", message)
+
+
+class SafeListener:
+    """The listener with every call guarded: the front end failing must not stop indexing."""
+
+    def __init__(self, listener: Listener) -> None:
+        self._listener = listener
+
+    def index_status(self, status: IndexState) -> None:
+        try:
+            self._listener.index_status(status)
+        except Exception:
+            log.exception("listener: index_status failed")
+
+    def progress_begin(self, title: str, message: str) -> object:
+        try:
+            return self._listener.progress_begin(title, message)
+        except Exception:
+            log.exception("listener: progress_begin failed")
+            return None
+
+    def progress_report(self, handle: object, percentage: int, message: str) -> None:
+        try:
+            self._listener.progress_report(handle, percentage, message)
+        except Exception:
+            log.exception("listener: progress_report failed")
+
+    def progress_end(self, handle: object, message: str) -> None:
+        try:
+            self._listener.progress_end(handle, message)
+        except Exception:
+            log.exception("listener: progress_end failed")
+
+    def log(self, level: int, message: str) -> None:
+        try:
+            self._listener.log_message(level, message)
+        except Exception:
+            log.exception("listener: log_message failed")
+
+    def show(self, level: int, message: str) -> None:
+        try:
+            self._listener.show_message(level, message)
+        except Exception:
+            log.exception("listener: show_message failed")

@@ -1,0 +1,228 @@
+"""The open workspace roots of the daemon: which folder is served by which engine.
+
+Searches read the registry from the LSP's threads while the worker swaps roots in and out, so
+its lock guards the map and each root's counters; a root's engine, watcher and store identity
+belong to the worker thread (they are only replaced by swapping the whole `Root`). A file belongs
+to the innermost open root that holds it, so nested roots never answer for the same note twice.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from kbls.daemon.watch import RootWatcher
+from kbls.engine import Engine
+from kbls.errors import OutsideRootError
+
+
+@dataclass(frozen=True)
+class StoreIdentity:
+    """Which file the store is: a `kbls index --rebuild` or a deleted cache makes a new one."""
+
+    device: int
+    inode: int
+
+    @staticmethod
+    def of(path: Path) -> StoreIdentity | None:
+        """The identity of the file at `path` now; None when it is gone."""
+        try:
+            st = os.stat(path)
+        except OSError:
+            return None
+        return StoreIdentity(st.st_dev, st.st_ino)
+
+
+@dataclass
+class Root:
+    """One open root. `files`, `chunks` and `error` are written under the registry's lock."""
+
+    uri: str
+    #: the folder as the client names it (not symlink-resolved), so hit URIs match its buffers.
+    folder: Path
+    engine: Engine
+    #: the store file this engine opened (checked before each job and after a search error).
+    identity: StoreIdentity | None
+    watcher: RootWatcher | None = None
+    files: int = 0
+    chunks: int = 0
+    #: why indexing this root fails (None: it does not); cleared by the next successful job.
+    error: str | None = None
+    #: its store was found deleted or replaced and a reopen was asked for (once per Root).
+    replaced: bool = False
+
+    @property
+    def key(self) -> str:
+        return str(self.folder)
+
+    def store_replaced(self) -> bool:
+        """The store file vanished or is another file than the one opened (not locked: a stat)."""
+        return StoreIdentity.of(self.engine.store.path) != self.identity
+
+
+@dataclass(frozen=True)
+class RootView:
+    """A consistent copy of a root's shared fields, for status and fan-out."""
+
+    root: Root
+    files: int
+    chunks: int
+    error: str | None
+
+
+@dataclass(frozen=True)
+class Located:
+    root: Root
+    #: posix path relative to the root.
+    rel: str
+
+
+def folder_path(path: Path | str) -> Path:
+    """An absolute folder path, `~` expanded, symlinks kept (as the client names it)."""
+    return Path(os.path.abspath(os.path.expanduser(str(path))))
+
+
+class RootRegistry:
+    """Open roots by folder, and the roots waiting to be opened again after a failed open."""
+
+    def __init__(self) -> None:
+        # Guards _roots, every Root's files/chunks/error/replaced, and _reopening (LSP, worker and Timer threads).
+        self._lock = threading.Lock()
+        self._roots: dict[str, Root] = {}
+        #: folders whose store could not be written at open: a timer opens them again.
+        self._reopening: set[str] = set()
+
+    # -- the map -------------------------------------------------------------------------------
+    def get(self, key: str) -> Root | None:
+        with self._lock:
+            return self._roots.get(key)
+
+    def put(self, root: Root) -> Root | None:
+        """Serve `root` from now on; returns the root it replaces (to be closed)."""
+        with self._lock:
+            old = self._roots.get(root.key)
+            self._roots[root.key] = root
+            self._reopening.discard(root.key)
+            return old
+
+    def pop(self, key: str) -> Root | None:
+        with self._lock:
+            return self._roots.pop(key, None)
+
+    def pop_all(self) -> list[Root]:
+        with self._lock:
+            roots = list(self._roots.values())
+            self._roots.clear()
+            self._reopening.clear()
+            return roots
+
+    def all(self) -> list[Root]:
+        with self._lock:
+            return list(self._roots.values())
+
+    def views(self) -> list[RootView]:
+        with self._lock:
+            return [RootView(r, r.files, r.chunks, r.error) for r in self._roots.values()]
+
+    def known_files(self, key: str) -> int:
+        with self._lock:
+            root = self._roots.get(key)
+            return root.files if root is not None else 0
+
+    # -- a root's shared fields ----------------------------------------------------------------
+    def set_counts(self, root: Root, files: int, chunks: int) -> None:
+        with self._lock:
+            root.files, root.chunks = files, chunks
+
+    def set_error(self, root: Root, reason: str | None) -> str | None:
+        """Record why indexing fails (None: it works); returns the previous reason."""
+        with self._lock:
+            previous, root.error = root.error, reason
+            return previous
+
+    def claim_replaced(self, root: Root) -> bool:
+        """True for the first caller to find this root's store replaced (it asks for the reopen)."""
+        with self._lock:
+            if root.replaced:
+                return False
+            root.replaced = True
+            return True
+
+    # -- reopen after a failed open ------------------------------------------------------------
+    def schedule_reopen(self, key: str, delay: float, reopen: Callable[[], None]) -> None:
+        """Call `reopen` after `delay` unless the root is removed first.
+
+        The root counts as reopening from now until it is opened (`put`) or removed
+        (`cancel_reopen`), so a failure is shown once, not at every retry.
+        """
+        with self._lock:
+            self._reopening.add(key)
+
+        def fire() -> None:
+            with self._lock:
+                if key not in self._reopening:
+                    return  # removed meanwhile
+            reopen()
+
+        timer = threading.Timer(delay, fire)
+        timer.daemon = True
+        timer.start()
+
+    def is_reopening(self, key: str) -> bool:
+        with self._lock:
+            return key in self._reopening
+
+    def cancel_reopen(self, key: str) -> None:
+        with self._lock:
+            self._reopening.discard(key)
+
+    # -- paths ---------------------------------------------------------------------------------
+    def locate(self, path: Path | str) -> Located:
+        """The innermost root holding `path` and the root-relative path; never reads the file.
+
+        The path is tried as given (the client's spelling, which may run through a symlinked
+        folder of the root) and then with symlinks resolved (a path that reaches the root
+        through a symlinked folder).
+
+        :raises OutsideRootError: when no root holds it.
+        """
+        given = folder_path(path)
+        for target in (given, _resolved(given)):
+            if target is None:
+                continue
+            found = self._innermost(target)
+            if found is not None:
+                return found
+        raise OutsideRootError(f"{path} is outside every workspace folder")
+
+    def owner(self, path: Path) -> Root | None:
+        """The innermost root holding the absolute `path` (as spelled), None if none does."""
+        found = self._innermost(path)
+        return found.root if found is not None else None
+
+    def _innermost(self, target: Path) -> Located | None:
+        best: Located | None = None
+        depth = -1
+        for root in self.all():
+            for base in (root.folder, root.engine.root):
+                try:
+                    rel = target.relative_to(base)
+                except ValueError:
+                    continue
+                if ".." in rel.parts:
+                    continue
+                if len(base.parts) > depth:
+                    best, depth = Located(root, rel.as_posix()), len(base.parts)
+                break
+        return best
+
+
+def _resolved(path: Path) -> Path | None:
+    try:
+        resolved = path.resolve()
+    except (OSError, RuntimeError):  # a symlink loop
+        return None
+    return resolved if resolved != path else None

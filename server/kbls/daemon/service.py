@@ -1,0 +1,270 @@
+"""`Daemon`: the facade the LSP layer drives: roots in, saves and reindex requests, queries out.
+
+It wires the parts together (`roots` registry, `jobs` queue run by the `worker`, `status`
+reporter, root `opener`) and fans queries out to the roots' engines on the caller's thread. It
+knows nothing of LSP or the wire: answers are typed (`kbls.daemon.answers`) and
+`kbls.lsp.convert` turns them into `kb/*` structs. The benchmarks and tests drive it directly.
+
+Several daemons may share a store: the engine returns `busy` while another process holds the
+writer lock; the job is retried and searches keep answering meanwhile.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+from kbls import __version__
+from kbls.daemon.answers import (
+    DaemonStatus,
+    IndexState,
+    Listener,
+    NullListener,
+    RootHit,
+    RootReport,
+    SafeListener,
+    SearchAnswer,
+    SearchRequest,
+    StoreUnavailableError,
+)
+from kbls.daemon.jobs import Job, OpenRequest
+from kbls.daemon.opener import RootOpener
+from kbls.daemon.roots import Located, Root, RootRegistry, folder_path
+from kbls.daemon.status import StatusReporter, state_of
+from kbls.daemon.worker import STORE_REPLACED, Worker
+from kbls.errors import OutsideRootError, QueryError
+from kbls.limits import MAX_LIMIT
+from kbls.results import Hit, RootStatus, SqliteInfo
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+#: results per search when no root is open to say (the config's default).
+DEFAULT_LIMIT = 10
+
+
+class Daemon:
+    """Roots, engines and the index worker of one `kbls serve` process.
+
+    :param listener: receives state changes, progress and messages.
+    :param overrides: config keys from `initializationOptions`, applied to every root.
+    :param watch: start a watchdog observer per root.
+    :param debounce: seconds of quiet before a batch of watcher events is indexed.
+    """
+
+    def __init__(
+        self,
+        listener: Listener | None = None,
+        overrides: dict[str, Any] | None = None,
+        *,
+        watch: bool = True,
+        debounce: float = 0.2,
+    ) -> None:
+        self._listener = SafeListener(listener or NullListener())
+        self._registry = RootRegistry()
+        self._reporter = StatusReporter(self._listener, self.index_state)
+        self._opener = RootOpener(
+            self._listener, self._registry, overrides or None, watch=watch, debounce=debounce,
+            on_batch=lambda key, paths, rescan: self._worker.submit(key, Job(full=rescan, files=paths)),
+            on_config=self.reopen_root, retry_open=self.add_root,
+        )
+        self._worker = Worker(self._registry, self._opener, self._reporter, self._listener)
+
+    # -- lifecycle -----------------------------------------------------------------------------
+    def configure(self, overrides: dict[str, Any] | None) -> None:
+        """Config keys (from `initializationOptions`) applied to every root; call before `start`."""
+        self._opener.overrides = overrides or None
+
+    def start(self, folders: list[tuple[str, Path]]) -> None:
+        """Queue the roots and start the worker (returns at once)."""
+        for uri, path in folders:
+            self.add_root(uri, path)
+        self._worker.start()
+
+    def shutdown(self, timeout: float = 5.0) -> None:
+        self._worker.stop(timeout)
+        for root in self._registry.pop_all():
+            self._opener.close(root)
+
+    def add_root(self, uri: str, path: Path | str) -> None:
+        self._worker.open_root(OpenRequest(uri, folder_path(path)))
+
+    def reopen_root(self, uri: str, path: Path | str) -> None:
+        """Close and open a root again (its `.kbls.yaml` changed); the scan is incremental."""
+        self._listener.log(logging.INFO, f"kbls: {path}: configuration changed, reloading it")
+        self._worker.reopen_root(OpenRequest(uri, folder_path(path), reopen=True))
+
+    def remove_root(self, path: Path | str) -> None:
+        key = str(folder_path(path))
+        self._registry.cancel_reopen(key)
+        self._worker.close_root(key)
+
+    # -- indexing requests ---------------------------------------------------------------------
+    def file_saved(self, path: Path | str) -> bool:
+        """Re-index one saved file next (ahead of any full scan). False if it is not indexed."""
+        try:
+            found = self.locate(path)
+        except OutsideRootError:
+            return False
+        if not found.root.engine.scanner.wanted(found.rel):
+            return False
+        self._worker.submit(found.root.key, Job(files={found.rel}))
+        return True
+
+    def reindex(self, paths: list[Path] | None, force: bool = False) -> int:
+        """Queue `paths` (None: every root); returns the number of files queued.
+
+        :raises OutsideRootError: for a path outside every root (nothing is queued then).
+        """
+        if paths is None:
+            queued = 0
+            for view in self._registry.views():
+                self._worker.submit(view.root.key, Job(full=True, force=force, progress=True))
+                queued += view.files
+            return queued
+        located = [self.locate(p) for p in paths]
+        for found in located:
+            self._worker.submit(found.root.key, Job(files={found.rel}, force=force, progress=True))
+        return len(located)
+
+    # -- state ---------------------------------------------------------------------------------
+    def index_state(self, message: str = "") -> IndexState:
+        """The index as a whole now: state word, pending files, counts and any error."""
+        queue = self._worker.view()
+        views = self._registry.views()
+        errors = [f"{v.root.folder}: {v.error}" for v in views if v.error]
+        if queue.model_error is not None:
+            errors.insert(0, f"the model cannot be loaded: {queue.model_error}")
+        state = state_of(
+            model_loaded=queue.model_loaded, model_error=queue.model_error, root_errors=errors, busy=not queue.idle
+        )
+        return IndexState(
+            state=state, pending=queue.pending, files=sum(v.files for v in views),
+            chunks=sum(v.chunks for v in views), message=message, error="; ".join(errors) or None,
+        )
+
+    @property
+    def state(self) -> str:
+        return self.index_state().state
+
+    def wait_idle(self, timeout: float) -> bool:
+        """Block until nothing is queued or running (tests, benchmarks)."""
+        return self._worker.wait_idle(timeout)
+
+    # -- queries -------------------------------------------------------------------------------
+    def roots(self) -> list[Root]:
+        return self._registry.all()
+
+    def locate(self, path: Path | str) -> Located:
+        """The innermost root holding `path` and the root-relative path; never reads it.
+
+        :raises OutsideRootError: when no root holds it.
+        """
+        return self._registry.locate(path)
+
+    def search(self, request: SearchRequest) -> SearchAnswer:
+        """Search every root and merge the hits by score; a note is answered by its innermost root.
+
+        :raises QueryError: for a bad mode, limit or filter.
+        :raises StoreUnavailableError: when a store vanished and is being rebuilt.
+        """
+        started = time.perf_counter()
+        roots = self._registry.all()
+        limit = request.limit or (roots[0].engine.config.search.limit if roots else DEFAULT_LIMIT)
+        found: list[RootHit] = []
+        for root in roots:
+            nested = any(other is not root and other.folder.is_relative_to(root.folder) for other in roots)
+            found.extend(RootHit(root.uri, root.folder, hit) for hit in self._search_root(root, request, limit, nested))
+        if len(roots) > 1:
+            found.sort(key=lambda pair: -pair.hit.score)
+        return SearchAnswer(found[:limit], round((time.perf_counter() - started) * 1000, 2), self.index_state())
+
+    def _search_root(self, root: Root, request: SearchRequest, limit: int, nested: bool) -> list[Hit]:
+        """`limit` hits of `root`, without the notes of roots nested inside it (they answer those)."""
+        wanted = limit
+
+        def search() -> list[Hit]:
+            return root.engine.search(
+                request.query, limit=wanted, mode=request.mode, filters=request.filters,
+                group_by_file=request.group_by_file,
+            ).hits
+
+        while True:
+            hits = self._guarded(root, search)
+            if not nested:
+                return hits
+            own = [hit for hit in hits if self._registry.owner(root.folder / hit.path) is root]
+            if len(own) >= limit or len(hits) < wanted or wanted >= MAX_LIMIT:
+                return own[:limit]
+            wanted = min(MAX_LIMIT, wanted * 4)
+
+    def related(self, path: Path | str, line: int | None = None, limit: int = 10) -> SearchAnswer:
+        """Notes related to `path` (or its section at `line`), never the note itself.
+
+        :raises OutsideRootError: for a path outside every root (it is not read).
+        """
+        started = time.perf_counter()
+        found = self.locate(path)
+        root = found.root
+        hits = self._guarded(root, lambda: root.engine.related(root.engine.root / found.rel, line, limit=limit))
+        # A candidate without a reason (no similarity, link or tag) is noise, not a relation.
+        pairs = [RootHit(root.uri, root.folder, hit) for hit in hits if hit.reasons]
+        return SearchAnswer(pairs, round((time.perf_counter() - started) * 1000, 2), self.index_state())
+
+    def _guarded(self, root: Root, query: Callable[[], T]) -> T:
+        """Run a read of `root`; a store that vanished under it becomes a clear, retryable error.
+
+        A store replaced by a new file (`kbls index --rebuild`) is reopened; this answer still
+        comes from the old file, which stays readable until it is closed.
+        """
+        self._check_store(root)
+        try:
+            return query()
+        except (QueryError, OutsideRootError):
+            raise
+        except Exception as exc:
+            if self._check_store(root):
+                raise StoreUnavailableError(
+                    f"the store of {root.folder} was deleted or replaced while kbls was running and is being "
+                    "rebuilt; search again in a moment"
+                ) from exc
+            raise
+
+    def status(self) -> DaemonStatus:
+        reports = [RootReport(v.root.uri, self._root_status(v.root), v.error) for v in self._registry.views()]
+        first = next(iter(self._registry.all()), None)
+        embedder = first.engine.embedder if first is not None else None
+        return DaemonStatus(
+            version=__version__, index=self.index_state(),
+            model=embedder.model_id if embedder else "", dimension=embedder.dimension if embedder else 0,
+            embedded_since_start=sum(r.engine.embedded_total for r in self._registry.all()),
+            reused_since_start=sum(r.engine.reused_total for r in self._registry.all()),
+            roots=reports,
+        )
+
+    def _root_status(self, root: Root) -> RootStatus:
+        try:
+            return root.engine.status()
+        except Exception as exc:  # the store vanished: say so instead of failing kb/status
+            self._check_store(root)
+            log.warning("cannot read the status of %s: %s", root.folder, exc)
+            engine = root.engine
+            return RootStatus(
+                root=str(engine.root), store=str(engine.store_dir), store_bytes=0, files=0, chunks=0, vectors=0,
+                model=engine.embedder.model_id, dimension=engine.embedder.dimension,
+                sqlite=SqliteInfo(module="", version="", vec=""), errors=[],
+            )
+
+    def _check_store(self, root: Root) -> bool:
+        """Ask for a reopen if the root's store file vanished or was replaced; True if it did."""
+        if not root.store_replaced():
+            return False
+        if self._registry.claim_replaced(root):
+            message = STORE_REPLACED.format(path=root.engine.store.path)
+            log.warning("%s: %s", root.folder, message)
+            self._listener.show(logging.WARNING, f"kbls: {root.folder}: {message}")
+            self._worker.reopen_root(OpenRequest(root.uri, root.folder, reopen=True))
+        return True

@@ -1,0 +1,315 @@
+"""The daemon's one index thread: it opens and closes roots, loads the model and runs the jobs.
+
+Only this thread writes the stores. Queries never wait for it: they run on the LSP's threads
+against the engines' thread-local read connections (SQLite WAL).
+
+A job that fails is not dropped: it goes back in the queue with a pause (`kbls.daemon.jobs`),
+its root shows the reason (state `error`) until a retry succeeds, and the user is told once.
+Before each job, and after a failure, the worker checks that the store file is still the one it
+opened: a store deleted or replaced under the daemon (a cleared cache, `kbls index --rebuild`) is
+opened again, rebuilt when missing, and the user is told.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from dataclasses import dataclass
+
+from kbls.daemon.answers import SafeListener
+from kbls.daemon.jobs import Job, JobQueue, OpenRequest, Outcome, RootChanges, Run, Stop, Wait
+from kbls.daemon.opener import RootOpener
+from kbls.daemon.roots import Root, RootRegistry
+from kbls.daemon.status import StatusReporter
+from kbls.errors import KblsError, ModelError, StoreBusyError, StoreFullError
+from kbls.results import IndexReport
+
+log = logging.getLogger(__name__)
+
+STORE_REPLACED = (
+    "the store {path} was deleted or replaced while kbls was running (a cleared cache, `kbls index --rebuild`); "
+    "kbls opens it again and indexes what is missing"
+)
+
+
+@dataclass(frozen=True)
+class QueueView:
+    """The worker's shared state at one moment."""
+
+    idle: bool
+    pending: int
+    model_loaded: bool
+    model_error: str | None
+
+
+class Worker:
+    """The index thread and the state it shares with the LSP, watcher and timer threads."""
+
+    def __init__(
+        self, registry: RootRegistry, opener: RootOpener, reporter: StatusReporter, listener: SafeListener
+    ) -> None:
+        self._registry = registry
+        self._opener = opener
+        self._reporter = reporter
+        self._listener = listener
+        # Guards _queue (jobs, root changes, the running job), _model_loaded, _model_error and
+        # _cancel. Taken by the LSP, watcher and timer threads to queue work and read the state,
+        # and by the worker thread to take work. Never held while calling the listener or the
+        # reporter (lock order: reporter -> this -> registry).
+        self._cond = threading.Condition()
+        self._queue = JobQueue()
+        self._model_loaded = False
+        self._model_error: str | None = None
+        #: set to stop the running job (preempted by a save, its root closed, shutdown).
+        self._cancel = threading.Event()
+        self._thread: threading.Thread | None = None
+        #: roots whose "another process is indexing" was logged; worker thread only.
+        self._busy_logged: set[str] = set()
+
+    # -- any thread ----------------------------------------------------------------------------
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="kbls-index", daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout: float) -> None:
+        with self._cond:
+            if self._queue.stop():
+                self._cancel.set()
+            self._cond.notify_all()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(timeout)
+
+    def submit(self, key: str, job: Job) -> None:
+        """Queue `job` for the root `key` (dropped if that root is not open or opening)."""
+        with self._cond:
+            if self._queue.add(key, job):
+                self._cancel.set()
+            self._cond.notify_all()
+        self._reporter.emit()
+
+    def open_root(self, request: OpenRequest) -> None:
+        with self._cond:
+            self._queue.request_open(request)
+            self._cond.notify_all()
+
+    def close_root(self, key: str) -> None:
+        with self._cond:
+            if self._queue.request_close(key):
+                self._cancel.set()
+            self._cond.notify_all()
+
+    def reopen_root(self, request: OpenRequest) -> None:
+        """Close the root and open it again, the new engine swapped in once it is open."""
+        with self._cond:
+            if self._queue.request_close(request.key):
+                self._cancel.set()
+            self._queue.request_open(request)
+            self._cond.notify_all()
+
+    def is_known(self, key: str) -> bool:
+        with self._cond:
+            return self._queue.is_known(key)
+
+    def view(self) -> QueueView:
+        with self._cond:
+            return QueueView(
+                idle=self._queue.idle, pending=self._queue.pending(self._registry.known_files),
+                model_loaded=self._model_loaded, model_error=self._model_error,
+            )
+
+    def wait_idle(self, timeout: float) -> bool:
+        """Block until the model is loaded and nothing is queued or running (tests, benchmarks)."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while not (self._queue.idle and self._model_loaded):
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._cond.wait(min(left, 0.05))
+            return True
+
+    # -- the thread ----------------------------------------------------------------------------
+    def _run(self) -> None:
+        self._reporter.begin_progress("loading the model")
+        self._reporter.emit(force=True)
+        with self._cond:
+            first = self._queue.next(time.monotonic())
+        if isinstance(first, Stop):
+            return
+        if isinstance(first, RootChanges):
+            self._apply(first)
+        self._load_models()
+        self._reporter.emit(force=True)
+        while True:
+            try:
+                step = self._next()
+                if isinstance(step, Stop):
+                    return
+                if isinstance(step, RootChanges):
+                    self._apply(step)
+                    self._load_models()
+                else:
+                    self._index(step)
+            except Exception:  # a bug in one job must not end indexing for the session
+                log.exception("the index worker hit an unexpected error")
+                with self._cond:
+                    self._queue.finish(Outcome.FAILED, time.monotonic())
+                time.sleep(0.1)
+
+    def _next(self) -> RootChanges | Run | Stop:
+        told = False
+        while True:
+            with self._cond:
+                now = time.monotonic()
+                step = self._queue.next(now)
+                if not isinstance(step, Wait):
+                    if isinstance(step, Run) and self._queue.running is not None:
+                        self._cancel = threading.Event()
+                        self._queue.running.remaining = step.job.size(self._registry.known_files(step.key))
+                    return step
+                if told:
+                    self._cond.wait(None if step.until is None else max(step.until - now, 0.01))
+                    continue
+                self._cond.notify_all()  # wake wait_idle
+            # Nothing to run now: close the progress (if nothing waits for a retry) and say so.
+            if step.until is None:
+                self._reporter.end_progress()
+            self._reporter.emit()
+            told = True
+
+    def _apply(self, changes: RootChanges) -> None:
+        """Close, open and reopen roots; a reopened root's new engine replaces the old one."""
+        for key in changes.closes:
+            self._registry.cancel_reopen(key)
+            root = self._registry.pop(key)
+            with self._cond:
+                self._queue.closed(key)
+            if root is not None:
+                self._opener.close(root)
+                self._listener.log(logging.INFO, f"kbls: closed {root.folder}")
+        for request in changes.opens:
+            if self._registry.get(request.key) is not None and not request.reopen:
+                continue
+            root = self._opener.open(request)
+            if root is None:
+                continue  # told; a reopened root keeps its old engine
+            old = self._registry.put(root)
+            with self._cond:
+                self._queue.opened(request.key, Job(full=True, progress=True))
+                self._cond.notify_all()
+            if old is not None:
+                self._opener.close(old)
+        if changes.opens:
+            self._reporter.begin_progress("scanning")
+        self._reporter.emit(force=True)
+
+    def _load_models(self) -> None:
+        for embedder in list(self._opener.embedders.values()):
+            if embedder.loaded:
+                continue
+            started = time.perf_counter()
+            try:
+                embedder.load()
+            except ModelError as exc:
+                with self._cond:
+                    self._model_error = str(exc)
+                log.error("cannot load the model: %s", exc)
+                self._listener.show(logging.ERROR, f"kbls: {exc}; searches are lexical only")
+                continue
+            log.info("model %s loaded in %.2fs", embedder.model_id, time.perf_counter() - started)
+        with self._cond:
+            self._model_loaded = True
+            self._cond.notify_all()
+
+    def _reopen_replaced(self, root: Root) -> bool:
+        """Open the root again if its store file vanished or was replaced; True if it did."""
+        if not root.store_replaced() or not self._registry.claim_replaced(root):
+            return False
+        message = STORE_REPLACED.format(path=root.engine.store.path)
+        log.warning("%s: %s", root.folder, message)
+        self._listener.show(logging.WARNING, f"kbls: {root.folder}: {message}")
+        self._apply(RootChanges(opens=(OpenRequest(root.uri, root.folder, reopen=True),), closes=()))
+        return True
+
+    def _index(self, run: Run) -> None:
+        root = self._registry.get(run.key)
+        if root is None or root.store_replaced():
+            with self._cond:  # a reopened root is scanned in full, which covers this job
+                self._queue.finish(Outcome.DONE, time.monotonic())
+            if root is not None:
+                self._reopen_replaced(root)
+            return
+        with self._cond:
+            cancel = self._cancel
+        job = run.job
+        if job.progress:
+            self._reporter.begin_progress("scanning")
+
+        def progress(done: int, total: int, path: str) -> None:
+            with self._cond:
+                if self._queue.running is not None:
+                    self._queue.running.remaining = total - done
+            if self._reporter.report_progress(done, total):
+                self._reporter.emit(path)
+
+        paths = None if job.full else sorted(root.engine.root / rel for rel in job.files)
+        report: IndexReport | None = None
+        error: Exception | None = None
+        try:
+            report = root.engine.index(paths, force=job.force, progress=progress, cancel=cancel, wait=False)
+            outcome = Outcome.BUSY if report.busy else Outcome.DONE
+        except (StoreFullError, StoreBusyError) as exc:
+            outcome, error = Outcome.FULL, exc
+        except Exception as exc:  # an unwritable or vanished store, a bug: retried, never dropped
+            outcome, error = Outcome.FAILED, exc
+            if not isinstance(exc, (KblsError, OSError)):
+                log.exception("indexing %s failed", root.folder)
+        with self._cond:
+            delay = self._queue.finish(outcome, time.monotonic())
+            self._cond.notify_all()
+        if report is not None and outcome is Outcome.DONE:
+            self._done(root, job, report)
+        elif outcome is Outcome.BUSY:
+            self._busy(root)
+        elif error is not None and not self._reopen_replaced(root):
+            self._failed(root, outcome, error, delay)
+
+    def _busy(self, root: Root) -> None:
+        if root.key not in self._busy_logged:
+            self._busy_logged.add(root.key)
+            message = f"another kbls process is indexing {root.folder}; waiting for it"
+            self._listener.log(logging.INFO, f"kbls: {message}")
+            self._reporter.progress_note(message)
+        self._reporter.emit()
+
+    def _failed(self, root: Root, outcome: Outcome, error: Exception, delay: float | None) -> None:
+        reason = str(error) or type(error).__name__
+        first = self._registry.set_error(root, reason) is None
+        log.error("indexing %s failed (retry in %s s): %s", root.folder, delay, reason)
+        if first:  # one message per episode; kb/status keeps the reason
+            if outcome is Outcome.FULL:
+                when = "once space is freed" if isinstance(error, StoreFullError) else "when the other process is done"
+                text = f"kbls: {reason}. Searches answer from what is indexed; indexing resumes {when}."
+            else:
+                text = (
+                    f"kbls: indexing {root.folder} failed: {reason}. Searches answer from what is already indexed; "
+                    f"kbls tries again in {delay or 0:.0f} s, then less often, and catches up on its own once this is fixed."
+                )
+            self._listener.show(logging.ERROR, text)
+        self._reporter.emit(force=True)
+
+    def _done(self, root: Root, job: Job, report: IndexReport) -> None:
+        self._busy_logged.discard(root.key)
+        if self._registry.set_error(root, None) is not None:
+            self._listener.show(logging.INFO, f"kbls: the store of {root.folder} can be written again; indexing resumed")
+        self._registry.set_counts(root, report.files, report.chunks)
+        if report.changed or report.deleted or job.full:
+            self._listener.log(
+                logging.INFO,
+                f"kbls: {root.folder}: {report.changed} files written, {report.deleted} deleted, "
+                f"{report.embedded} chunks embedded, {report.reused} reused in {report.seconds:.2f}s",
+            )
+        for skipped in report.skipped:
+            self._listener.log(logging.WARNING, f"kbls: {skipped.path}: {skipped.reason}")
+        self._reporter.emit(force=True)

@@ -1,0 +1,124 @@
+"""Every conversion between the daemon's typed answers and the wire: `kb/*` structs and LSP types.
+
+The daemon answers with `kbls.daemon.answers` (engine hits tagged with their root); this module
+makes URIs, ranges and camelCase structs of them, and the hover and workspace-symbol shapes.
+"""
+
+from __future__ import annotations
+
+from lsprotocol import types
+from pygls.uris import from_fs_path
+
+from kbls.daemon.answers import DaemonStatus, IndexState, RootHit, RootReport, SearchAnswer, SearchRequest
+from kbls.lsp import wire
+from kbls.query.filters import Filters
+from kbls.results import Hit as EngineHit
+
+
+# -- requests --------------------------------------------------------------------------------
+def search_request(params: wire.SearchParams) -> SearchRequest:
+    f = params.filters
+    filters = Filters(tuple(f.paths), tuple(f.tags), tuple(f.types)) if f else None
+    return SearchRequest(
+        query=params.query, limit=params.limit, mode=params.mode, filters=filters, group_by_file=params.group_by_file
+    )
+
+
+# -- answers ---------------------------------------------------------------------------------
+def hit_to_wire(hit: EngineHit, uri: str, root_uri: str) -> wire.Hit:
+    """An engine hit as a wire hit: the range covers the whole chunk (end is exclusive)."""
+    return wire.Hit(
+        uri=uri, path=hit.path, root=root_uri,
+        range=wire.Range(start=wire.Position(line=hit.start_line), end=wire.Position(line=hit.end_line + 1)),
+        title=hit.title, breadcrumb=hit.breadcrumb, snippet=hit.snippet, score=hit.score,
+        signals=wire.Signals(semantic=hit.signals.semantic, lexical=hit.signals.lexical),
+        reasons=list(hit.reasons), more=hit.more,
+    )
+
+
+def hit(found: RootHit) -> wire.Hit:
+    """A root's hit, its URI spelled with the root's folder as the client named it."""
+    return hit_to_wire(found.hit, from_fs_path(str(found.folder / found.hit.path)) or "", found.root_uri)
+
+
+def index_info(state: IndexState) -> wire.IndexInfo:
+    return wire.IndexInfo(state=state.state, pending=state.pending, error=state.error)
+
+
+def index_status(state: IndexState) -> wire.IndexStatus:
+    """The `kb/indexStatus` notification."""
+    return wire.IndexStatus(
+        state=state.state, pending=state.pending, files=state.files, chunks=state.chunks,
+        message=state.message, error=state.error,
+    )
+
+
+def search_result(answer: SearchAnswer) -> wire.SearchResult:
+    """A `kb/search` or `kb/related` answer."""
+    return wire.SearchResult(hits=[hit(h) for h in answer.hits], took_ms=answer.took_ms, index=index_info(answer.index))
+
+
+def _root_status(report: RootReport) -> wire.RootStatus:
+    s = report.status
+    return wire.RootStatus(
+        uri=report.uri, store=s.store, store_bytes=s.store_bytes, files=s.files, chunks=s.chunks,
+        model=s.model, dimension=s.dimension,
+        sqlite=wire.SqliteInfo(module=s.sqlite.module, version=s.sqlite.version, vec=s.sqlite.vec),
+        errors=[wire.FileProblem(path=e.path, reason=e.reason) for e in s.errors],
+        error=report.error,
+    )
+
+
+def status_result(status: DaemonStatus) -> wire.StatusResult:
+    """The `kb/status` answer."""
+    return wire.StatusResult(
+        version=status.version, state=status.index.state, queue=status.index.pending,
+        model=status.model, dimension=status.dimension,
+        embedded_since_start=status.embedded_since_start, reused_since_start=status.reused_since_start,
+        roots=[_root_status(r) for r in status.roots], error=status.index.error,
+    )
+
+
+# -- LSP shapes ------------------------------------------------------------------------------
+def _label(hit: wire.Hit) -> str:
+    """`Title › Section` (the breadcrumb already starts with the title when it has sections)."""
+    crumbs = [c.strip() for c in hit.breadcrumb.split(">") if c.strip()] if hit.breadcrumb else []
+    if not crumbs or crumbs[0] != hit.title:
+        crumbs.insert(0, hit.title or hit.path)
+    return " › ".join(crumbs)
+
+
+def related_markdown(hits: list[wire.Hit]) -> str:
+    """Hover text: one markdown link per related note (to its section), with one line of why."""
+    lines = ["**Related notes**", ""]
+    for hit in hits:
+        label = _label(hit).replace("[", "\\[").replace("]", "\\]")
+        why = "; ".join(hit.reasons) or hit.path
+        lines.append(f"- [{label}]({hit.uri}#L{hit.range.start.line + 1}) — {why}")
+    return "\n".join(lines)
+
+
+def hover(answer: SearchAnswer) -> types.Hover | None:
+    """Related notes as hover markdown; None when nothing is related."""
+    if not answer.hits:
+        return None
+    value = related_markdown([hit(h) for h in answer.hits])
+    return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=value))
+
+
+def symbol_of(hit: wire.Hit) -> types.SymbolInformation:
+    """A search hit as a workspace symbol (Ctrl+T, `vim.lsp.buf.workspace_symbol()`)."""
+    return types.SymbolInformation(
+        name=_label(hit), kind=types.SymbolKind.String, container_name=hit.path,
+        location=types.Location(
+            uri=hit.uri,
+            range=types.Range(
+                start=types.Position(line=hit.range.start.line, character=0),
+                end=types.Position(line=hit.range.end.line, character=0),
+            ),
+        ),
+    )
+
+
+def symbols(answer: SearchAnswer) -> list[types.SymbolInformation]:
+    return [symbol_of(hit(h)) for h in answer.hits]
