@@ -12,7 +12,8 @@ describe("vim.lsp.enable('kbls') with the real daemon", function()
     assert(vim.fn.executable(SERVER) == 1, ("kbls server not found at %q (set KBLS_SERVER)"):format(SERVER))
     root = ws.create({
       [".kbls.yaml"] = "store: .kbls-store\n",
-      ["tides.md"] = "# Tides\n\nThe moon's gravity pulls the oceans into two bulges, so most coasts see two high tides a day.\n",
+      ["tides.md"] = "# Tides\n\nThe moon's gravity pulls the oceans into two bulges,"
+        .. " so most coasts see two high tides a day.\n",
       ["bread.md"] = "# Bread\n\nKnead the dough, let it rise, bake it in a hot oven.\n",
     })
     vim.lsp.config("kbls", { cmd = { SERVER, "serve" } })
