@@ -24,7 +24,7 @@ for required in lua/kbls/init.lua plugin/kbls.lua lsp/kbls.lua doc/kbls.txt kbls
   }
 done
 
-commit="$(git subtree split --quiet --prefix neovim HEAD)"
+commit="$(git subtree split -q --prefix neovim HEAD)"
 echo "$commit"
 if [ -n "$remote" ]; then
   git push "$remote" "$commit:refs/heads/$branch"
