@@ -158,6 +158,8 @@ class JobQueue:
     def opened(self, key: str, scan: Job) -> None:
         """The worker opened a root: it is known from now on and `scan` is queued for it."""
         self._open.add(key)
+        self._retry_at.pop(key, None)  # a fresh engine: no pause inherited from the old one
+        self._failures.pop(key, None)
         self.add(key, scan)
 
     def closed(self, key: str) -> None:
