@@ -90,7 +90,8 @@ def _snapshot(store: Store, path: str) -> tuple:
     return (
         files[path].hash,
         [(c.breadcrumb, c.start_line) for c in store.file_chunks(path)],
-        sorted(store.tags_of(file_id)),
+        # the tags as a search sees them: which tag filters keep the file
+        [tag for tag in ("one", "two") if store.first_chunks_matching(Filters(tags=(tag,)), 5)],
         store.outgoing_links(file_id),
         fts,
         store.counts().vectors,

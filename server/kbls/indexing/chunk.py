@@ -8,12 +8,12 @@ model never silently truncates a chunk. Fenced code blocks stay whole where they
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
 from kbls.config import ChunkConfig
+from kbls.hashing import content_hash
 from kbls.indexing.parse import ParsedNote, Section
 
 BREADCRUMB_SEP = " > "
@@ -53,7 +53,7 @@ class _Piece:
 
 
 def text_hash(text: str) -> str:
-    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
+    return content_hash(text.encode("utf-8"))
 
 
 def embedded_text(breadcrumb: str, body: str) -> str:

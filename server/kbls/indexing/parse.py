@@ -17,6 +17,7 @@ from urllib.parse import unquote
 import yaml
 
 from kbls.indexing.markdown import SourceBlock, parse_markdown
+from kbls.notepath import note_stem
 
 #: frontmatter larger than this is not parsed (a YAML bomb is cheap to write, costly to load).
 MAX_FRONTMATTER_BYTES = 64 * 1024
@@ -119,9 +120,9 @@ def _blocks_md(text: str, lines: list[str]) -> tuple[list[SourceBlock], dict[str
     """(blocks, frontmatter mapping, warning, code lines) of a markdown note."""
     opened = bool(lines) and lines[0].rstrip() == "---"
     if opened and not any(line.rstrip() in ("---", "...") for line in lines[1:MAX_FRONTMATTER_LINES]):
-        structure = parse_markdown(text, lines, front_matter=False)
+        structure = parse_markdown(lines, front_matter=False)
         return structure.blocks, {}, "frontmatter: no closing '---' line; treated as body", structure.code_lines
-    structure = parse_markdown(text, lines)
+    structure = parse_markdown(lines)
     if structure.front_matter is None:
         return structure.blocks, {}, None, structure.code_lines
     meta, warning = _frontmatter(structure.front_matter)
@@ -215,7 +216,7 @@ def parse_note(rel_path: str, text: str) -> ParsedNote:
     kind = kind_of(rel_path)
     text = text.replace("\r\n", "\n").replace("\r", "\n")  # the markdown parser counts lines so
     lines = text.split("\n")
-    stem = posixpath.splitext(posixpath.basename(rel_path))[0]
+    stem = note_stem(rel_path)
     meta: dict[str, object] = {}
     warning = None
     code_lines: frozenset[int] = frozenset()

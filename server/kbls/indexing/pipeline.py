@@ -7,7 +7,6 @@ batched across files so the model sees full batches; each note is written in its
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import threading
 import time
@@ -19,12 +18,14 @@ import numpy as np
 
 from kbls.config import Config
 from kbls.errors import OutsideRootError
+from kbls.hashing import content_hash
 from kbls.indexing.chunk import Chunker
 from kbls.indexing.embed import Embedder
 from kbls.indexing.parse import parse_note
 from kbls.indexing.scan import Candidate, Scanner
 from kbls.results import IndexReport, Skipped
-from kbls.storage.store import ChunkRecord, FileRow, NoteRecord, Store
+from kbls.storage.records import ChunkRecord, FileRow, NoteRecord
+from kbls.storage.store import Store
 
 log = logging.getLogger(__name__)
 
@@ -33,11 +34,11 @@ ProgressFn = Callable[[int, int, str], None]
 
 
 def file_hash(data: bytes) -> str:
-    return hashlib.blake2b(data, digest_size=16).hexdigest()
+    return content_hash(data)
 
 
 def chunk_id(path: str, chunk_hash: str, occurrence: int) -> str:
-    return hashlib.blake2b(f"{path}\0{chunk_hash}\0{occurrence}".encode(), digest_size=10).hexdigest()
+    return content_hash(f"{path}\0{chunk_hash}\0{occurrence}".encode(), digest_bytes=10)
 
 
 @dataclass(frozen=True)

@@ -62,6 +62,10 @@ class StoreReads:
             vectors=int(c.execute("SELECT count(*) FROM embeddings").fetchone()[0]),
         )
 
+    def chunk_count(self) -> int:
+        """Chunks in the store: the N of an inverse document frequency."""
+        return int(self.db.conn.execute("SELECT count(*) FROM chunks").fetchone()[0])
+
     def errors(self) -> list[tuple[str, str]]:
         rows = self.db.conn.execute("SELECT path, error FROM files WHERE error IS NOT NULL ORDER BY path")
         return [(str(path), str(error)) for path, error in rows]
@@ -153,9 +157,6 @@ class StoreReads:
             return None
         aliases = json.loads(row[3] or "[]")
         return FileInfo(int(row[0]), str(row[1]), str(row[2]), [str(a) for a in aliases] if isinstance(aliases, list) else [])
-
-    def tags_of(self, file_id: int) -> set[str]:
-        return {r[0] for r in self.db.conn.execute("SELECT tag FROM tags WHERE file_id = ?", (file_id,))}
 
     def files_sharing_tags(self, file_id: int) -> dict[int, list[str]]:
         out: dict[int, list[str]] = {}
