@@ -2,6 +2,7 @@
 import * as path from "node:path";
 import * as vscode from "vscode";
 import type { KbClient } from "./client";
+import type { FolderGate } from "./optInGate";
 import { showRelatedPicker, showSearchPicker } from "./pickerUi";
 import * as kb from "./protocol";
 import { formatStatusMarkdown } from "./statusModel";
@@ -12,6 +13,8 @@ export const Commands = {
   reindex: "kbls.reindex",
   showStatus: "kbls.showStatus",
   restartServer: "kbls.restartServer",
+  enableFolder: "kbls.enableFolder",
+  installServer: "kbls.installServer",
 } as const;
 
 const STATUS_SCHEME = "kbls-status";
@@ -42,11 +45,30 @@ function settings(): { debounceMs: number; limit: number } {
   return { debounceMs: c.get<number>("search.debounceMs", 150), limit: c.get<number>("search.limit", 20) };
 }
 
-export function registerCommands(context: vscode.ExtensionContext, kbClient: KbClient): void {
+/** The folder a folder command is about: the active note's, the only one, or the user's pick. */
+async function targetFolder(): Promise<vscode.WorkspaceFolder | undefined> {
+  const doc = vscode.window.activeTextEditor?.document;
+  const own = doc ? vscode.workspace.getWorkspaceFolder(doc.uri) : undefined;
+  if (own) return own;
+  const folders = vscode.workspace.workspaceFolders ?? [];
+  if (folders.length <= 1) return folders[0];
+  return vscode.window.showWorkspaceFolderPick({ placeHolder: "The folder whose notes kbls indexes" });
+}
+
+export function registerCommands(context: vscode.ExtensionContext, kbClient: KbClient, gate: FolderGate): void {
   const statusDocs = new StatusDocuments();
   const sender = async (): Promise<kb.RequestSender | undefined> => kbClient.ready();
+  /** Outside an enabled folder, offer to enable it instead of starting anything. */
+  const notEnabled = (): boolean => {
+    if (gate.anyEnabled) return false;
+    void vscode.window
+      .showInformationMessage("kbls is not enabled for this folder yet.", "Enable for this folder")
+      .then((choice) => choice && vscode.commands.executeCommand(Commands.enableFolder));
+    return true;
+  };
   /** With no server to ask, say so once instead of opening an empty picker. */
   const serverMissing = (): boolean => {
+    if (notEnabled()) return true;
     if (!kbClient.notFound) return false;
     void kbClient.showNotFound(kbClient.notFound);
     return true;
@@ -110,7 +132,23 @@ export function registerCommands(context: vscode.ExtensionContext, kbClient: KbC
       await vscode.window.showTextDocument(doc, { preview: true });
     }),
 
+    vscode.commands.registerCommand(Commands.enableFolder, async () => {
+      const folder = await targetFolder();
+      if (!folder) {
+        void vscode.window.showInformationMessage("KB: Enable for this folder needs a folder open in the workspace.");
+        return;
+      }
+      try {
+        await gate.enableFolder(folder);
+      } catch (err) {
+        void vscode.window.showErrorMessage(`KB: cannot write .kbls.yaml in ${folder.uri.fsPath}: ${String(err)}`);
+      }
+    }),
+
+    vscode.commands.registerCommand(Commands.installServer, () => kbClient.install()),
+
     vscode.commands.registerCommand(Commands.restartServer, async () => {
+      if (notEnabled()) return;
       const client = await kbClient.restart();
       if (client) void vscode.window.setStatusBarMessage("KB: server restarted", 3000);
     }),

@@ -41,6 +41,7 @@ export interface Hit {
 export interface IndexInfo {
   state: IndexState;
   pending: number;
+  error?: string | null;
 }
 
 export interface SearchFilters {
@@ -90,6 +91,7 @@ export interface RootStatus {
   dimension: number;
   sqlite: SqliteInfo;
   errors: FileProblem[];
+  error?: string | null;
 }
 
 export interface StatusResult {
@@ -101,6 +103,7 @@ export interface StatusResult {
   embeddedSinceStart: number;
   reusedSinceStart: number;
   roots: RootStatus[];
+  error?: string | null;
 }
 
 export interface ReindexParams {
@@ -118,6 +121,7 @@ export interface IndexStatusNotification {
   files: number;
   chunks: number;
   message: string;
+  error?: string | null;
 }
 
 export const Methods = {

@@ -1,16 +1,19 @@
 // Finds how to start `kbls serve`: the `kbls.serverPath` setting, else `kbls` on PATH, else a
-// Python that has the package (`kbls.pythonPath`, else the Python extension's interpreter).
+// Python that has the package (`kbls.pythonPath`, else the Python extension's interpreter), else
+// the environment the extension installed the server into (serverInstall.ts).
 // No `vscode` import: the extension passes the settings in, the tests pass fakes.
 import { execFile } from "node:child_process";
 import { promises as fs, constants as fsConstants } from "node:fs";
 import * as path from "node:path";
 
-export type ServerSource = "serverPath" | "path" | "pythonPath" | "pythonExtension";
+export type ServerSource = "serverPath" | "path" | "pythonPath" | "pythonExtension" | "managed";
 
 export interface ServerCommand {
   command: string;
   args: string[];
   source: ServerSource;
+  /** The arguments before `serve` (`-c LAUNCHER` for a Python): `kbls --version` runs with them. */
+  prefix: string[];
   /** The exact command line, for the log. */
   display: string;
 }
@@ -27,6 +30,8 @@ export interface LocatorSettings {
   serverPath?: string;
   pythonPath?: string;
   extraArgs?: readonly string[];
+  /** The virtual environment the extension installs the server into (in its global storage). */
+  managedVenv?: string;
 }
 
 export interface LocatorDeps {
@@ -92,14 +97,14 @@ function scriptNextToPython(python: string, platform: NodeJS.Platform): string {
 export const PYTHON_LAUNCHER = "import sys; from kbls.cli import main; sys.exit(main())";
 
 export const INSTALL_HINT =
-  "Install the kbls server (`pip install kbls`, or `pip install -e .` in its repository) so that `kbls` is on PATH, or set `kbls.serverPath` to the `kbls` executable. Then run KB: Restart Server.";
+  "Let the extension install it (Install kbls server), or install it yourself with `uv tool install kbls` or `pipx install kbls` so that `kbls` is on PATH, or set `kbls.serverPath` to the `kbls` executable.";
 
 export async function locateServer(settings: LocatorSettings, deps: LocatorDeps): Promise<ServerCommand | NotFound> {
   const extra = [...(settings.extraArgs ?? [])];
   const tried: string[] = [];
   const make = (command: string, pre: string[], source: ServerSource): ServerCommand => {
     const args = [...pre, "serve", ...extra];
-    return { command, args, source, display: displayCommand(command, args) };
+    return { command, args, source, prefix: pre, display: displayCommand(command, args) };
   };
 
   // 1. An explicit path wins; if it is wrong, say so rather than silently using another kbls.
@@ -140,6 +145,14 @@ export async function locateServer(settings: LocatorSettings, deps: LocatorDeps)
     const script = scriptNextToPython(resolved, deps.platform);
     if (await deps.isExecutable(script)) return make(script, [], source);
     if (await deps.pythonHasKbls(resolved)) return make(resolved, ["-c", PYTHON_LAUNCHER], source);
+  }
+
+  // 4. The environment the extension installed the server into.
+  // An explicit kbls.pythonPath without the package is reported, not silently replaced.
+  if (settings.managedVenv && !settings.pythonPath?.trim()) {
+    const script = scriptNextToPython(path.join(settings.managedVenv, deps.platform === "win32" ? "Scripts" : "bin", "python"), deps.platform);
+    tried.push(`the extension's own environment: ${settings.managedVenv}`);
+    if (await deps.isExecutable(script)) return make(script, [], "managed");
   }
 
   return {

@@ -22,10 +22,15 @@ export class StatusBar implements vscode.Disposable {
     this.item.name = "kbls index";
     this.item.command = command;
     this.render();
-    this.item.show();
+    // Shown once the service starts: a folder kbls is not enabled for shows nothing.
+  }
+
+  hide(): void {
+    this.item.hide();
   }
 
   setPhase(phase: ServerPhase, detail?: string): void {
+    this.item.show();
     this.snapshot.phase = phase;
     this.snapshot.detail = detail;
     if (phase !== "running") this.snapshot.progress.clear();

@@ -76,6 +76,14 @@ function nullableInteger(o: Fields, key: string, at: string): number | null {
   return v;
 }
 
+/** The optional `error` text (a root that failed to open, an index in error): kept only when sent. */
+function errorField(o: Fields, at: string): { error?: string | null } {
+  const v = o.error;
+  if (v === undefined) return {};
+  if (v !== null && typeof v !== "string") throw new WireError(`${at}.error`, "a string or null", v);
+  return { error: v };
+}
+
 export function parsePosition(value: unknown, at = "position"): Position {
   const o = object(value, at);
   return { line: integer(o, "line", at), character: integer(o, "character", at, 0) };
@@ -116,7 +124,7 @@ export function parseHit(value: unknown, at = "hit"): Hit {
 
 function parseIndexInfo(value: unknown, at: string): IndexInfo {
   const o = object(value, at);
-  return { state: state(o, at), pending: integer(o, "pending", at, 0) };
+  return { state: state(o, at), pending: integer(o, "pending", at, 0), ...errorField(o, at) };
 }
 
 /** The answer of `kb/search` and `kb/related`. */
@@ -152,6 +160,7 @@ function parseRootStatus(value: unknown, at: string): RootStatus {
     dimension: integer(o, "dimension", at),
     sqlite: parseSqlite(o.sqlite, `${at}.sqlite`),
     errors: array(o, "errors", at, parseProblem),
+    ...errorField(o, at),
   };
 }
 
@@ -168,6 +177,7 @@ export function parseStatusResult(value: unknown): StatusResult {
     embeddedSinceStart: integer(o, "embeddedSinceStart", at),
     reusedSinceStart: integer(o, "reusedSinceStart", at),
     roots: array(o, "roots", at, parseRootStatus),
+    ...errorField(o, at),
   };
 }
 
@@ -187,5 +197,6 @@ export function parseIndexStatus(value: unknown): IndexStatusNotification {
     files: integer(o, "files", at),
     chunks: integer(o, "chunks", at),
     message: o.message === undefined ? "" : string(o, "message", at),
+    ...errorField(o, at),
   };
 }

@@ -232,8 +232,10 @@ function createHost({ workspaceFolders = [], settings = {} } = {}) {
     symbolProviders: [],
     openedEditors: [],
     settings: { ...settings },
+    respond: undefined,
     configEmitter: new EventEmitter(),
     openDocEmitter: new EventEmitter(),
+    createdEmitter: new EventEmitter(),
     textDocuments: [],
   };
   const folders = workspaceFolders.map((p, index) => ({ uri: Uri.file(p), name: path.basename(p), index }));
@@ -289,13 +291,21 @@ function createHost({ workspaceFolders = [], settings = {} } = {}) {
     return doc;
   }
 
+  function answer(level, m, items) {
+    items = items.filter((i) => typeof i === "string");
+    host.messages.push({ level, m, items });
+    events.emit("message", m);
+    return host.respond ? host.respond(level, m, items) : undefined;
+  }
+
   const window = namespace("window", {
     activeTextEditor: undefined,
     visibleTextEditors: [],
     tabGroups: { all: [], onDidChangeTabs: () => disposable(), onDidChangeTabGroups: () => disposable() },
     onDidChangeActiveTextEditor: () => disposable(),
     onDidChangeVisibleTextEditors: () => disposable(),
-    createOutputChannel(name) {
+    createOutputChannel(name, options) {
+      const level = (l) => (v) => host.output.push(`[${l}] ${v}\n`);
       const ch = {
         name,
         append: (v) => host.output.push(v),
@@ -305,12 +315,10 @@ function createHost({ workspaceFolders = [], settings = {} } = {}) {
         show: () => {},
         hide: () => {},
         dispose: () => {},
-        trace() {},
-        debug() {},
-        info() {},
-        warn() {},
-        error() {},
-        logLevel: 0,
+        ...(options && options.log
+          ? { trace: level("trace"), debug: level("debug"), info: level("info"), warn: level("warning"), error: level("error") }
+          : {}),
+        logLevel: 2,
         onDidChangeLogLevel: () => disposable(),
       };
       return ch;
@@ -391,9 +399,11 @@ function createHost({ workspaceFolders = [], settings = {} } = {}) {
       events.emit("editor", editor);
       return editor;
     },
-    showInformationMessage: async (m, ...items) => (host.messages.push({ level: "info", m, items }), events.emit("message", m), undefined),
-    showWarningMessage: async (m, ...items) => (host.messages.push({ level: "warning", m, items }), events.emit("message", m), undefined),
-    showErrorMessage: async (m, ...items) => (host.messages.push({ level: "error", m, items }), events.emit("message", m), undefined),
+    // A test answers a message by setting host.respond(level, message, items) => item.
+    showInformationMessage: async (m, ...items) => answer("info", m, items),
+    showWarningMessage: async (m, ...items) => answer("warning", m, items),
+    showErrorMessage: async (m, ...items) => answer("error", m, items),
+    showWorkspaceFolderPick: async () => folders[0],
     setStatusBarMessage: (m) => (host.messages.push({ level: "status", m }), disposable()),
     withProgress: async (_o, task) => task({ report() {} }, new CancellationTokenSource().token),
   });
@@ -424,7 +434,7 @@ function createHost({ workspaceFolders = [], settings = {} } = {}) {
     onDidCloseNotebookDocument: () => disposable(),
     onDidChangeNotebookDocument: () => disposable(),
     onDidSaveNotebookDocument: () => disposable(),
-    createFileSystemWatcher: () => ({ onDidCreate: () => disposable(), onDidChange: () => disposable(), onDidDelete: () => disposable(), dispose() {} }),
+    createFileSystemWatcher: () => ({ onDidCreate: host.createdEmitter.event, onDidChange: () => disposable(), onDidDelete: () => disposable(), dispose() {} }),
     registerTextDocumentContentProvider(scheme, provider) {
       host.contentProviders.set(scheme, provider);
       return disposable();

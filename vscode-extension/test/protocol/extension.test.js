@@ -12,38 +12,8 @@ const { KBLS, EXT_DIR, kblsAvailable } = require("../helpers/repo.js");
 
 const NOTE_COUNT = Object.keys(NOTES).length;
 
-// Every server the extension starts, so a test can end the ones still running (a hung server
-// would otherwise keep this process alive after the test failed).
-const childProcess = require("node:child_process");
-const spawned = [];
-const originalSpawn = childProcess.spawn;
-childProcess.spawn = function (...args) {
-  const proc = originalSpawn.apply(this, args);
-  spawned.push(proc);
-  return proc;
-};
-function killSpawned() {
-  for (const p of spawned.splice(0)) if (p.exitCode === null && p.signalCode === null) p.kill("SIGKILL");
-}
+const { killSpawned, makeContext, loadExtension, waitFor } = require("../helpers/extensionHost.js");
 const skip = kblsAvailable() ? false : `${KBLS} is missing (make venv)`;
-
-function waitFor(what, fn, ms = 60000, every = 100) {
-  return new Promise((resolve, reject) => {
-    const deadline = Date.now() + ms;
-    const tick = async () => {
-      let v;
-      try {
-        v = await fn();
-      } catch (e) {
-        v = undefined;
-      }
-      if (v) return resolve(v);
-      if (Date.now() > deadline) return reject(new Error(`timed out after ${ms} ms waiting for ${what}`));
-      setTimeout(tick, every);
-    };
-    tick();
-  });
-}
 
 test("the bundled extension in a fake VS Code host, against the real server", { skip, timeout: 240000 }, async (t) => {
   const ws = makeWorkspace("kbls-ext-");
@@ -52,10 +22,8 @@ test("the bundled extension in a fake VS Code host, against the real server", { 
     settings: { "kbls.serverPath": KBLS, "kbls.search.debounceMs": 20, "kbls.trace.server": "off" },
   });
   const uninstall = installVscode(host);
-  const bundle = path.join(EXT_DIR, "dist", "extension.js");
-  delete require.cache[bundle];
-  const ext = require(bundle);
-  const context = { subscriptions: [], extensionPath: EXT_DIR, extensionUri: host.vscode.Uri.file(EXT_DIR) };
+  const ext = loadExtension();
+  const context = makeContext(host);
   const statusText = () => host.statusItems[0]?.text ?? "";
   const statusSeen = [];
   host.events.on("status", (s) => statusSeen.push(s));
@@ -192,7 +160,7 @@ test("the bundled extension in a fake VS Code host, against the real server", { 
     host.settings["kbls.serverPath"] = path.join(ws, "no-such-kbls");
     host.fireConfigChange(["kbls.serverPath"]);
     const msg = await waitFor("the error", () => host.messages.find((m) => m.level === "error" && /kbls\.serverPath/.test(m.m)));
-    assert.deepEqual(msg.items, ["Open Setting", "Show Output"]);
+    assert.deepEqual(msg.items, ["Install kbls server", "Open Setting", "Show Output"]);
     await waitFor("KB: no server", () => statusText().includes("KB: no server"));
     assert.equal(host.messages.filter((m) => m.level === "error").length, 1, "one message, not one per attempt");
     host.settings["kbls.serverPath"] = KBLS;
@@ -209,7 +177,8 @@ test("the bundled extension in a fake VS Code host, against the real server", { 
       const msg = await waitFor("the not-found error", () =>
         host.messages.find((m) => m.level === "error" && /was not found/.test(m.m)),
       );
-      assert.match(msg.m, /pip install kbls/);
+      assert.match(msg.m, /uv tool install kbls/);
+      assert.deepEqual(msg.items, ["Install kbls server", "Open Setting", "Show Output"]);
       assert.match(msg.m, /kbls\.serverPath/);
       // KB: Search now repeats the message instead of opening a picker that cannot answer.
       const pickers = host.quickPicks.length;
@@ -232,10 +201,8 @@ test("multi-root: one server indexes every folder and search merges them", { ski
   for (const d of ["rust", "baking", "dev"]) fs.rmSync(path.join(b, d), { recursive: true, force: true });
   const host = createHost({ workspaceFolders: [a, b], settings: { "kbls.serverPath": KBLS, "kbls.search.debounceMs": 20 } });
   const uninstall = installVscode(host);
-  const bundle = path.join(EXT_DIR, "dist", "extension.js");
-  delete require.cache[bundle];
-  const ext = require(bundle);
-  const context = { subscriptions: [] };
+  const ext = loadExtension();
+  const context = makeContext(host);
   t.after(async () => {
     await Promise.race([ext.deactivate(), new Promise((r) => setTimeout(r, 10000))]);
     for (const d of context.subscriptions) {

@@ -72,7 +72,10 @@ test("else the Python extension's interpreter; the setting takes precedence over
 test("nothing found: one message that says what to install and lists what was tried", async () => {
   const r = await locateServer({}, deps({ files: ["/e/python"], pythonExt: "/e/python" }));
   assert.ok(isNotFound(r));
-  assert.match(r.error, /pip install kbls/);
+  assert.match(r.error, /uv tool install kbls/);
+  assert.match(r.error, /pipx install kbls/);
+  assert.match(r.error, /Install kbls server/);
+  assert.doesNotMatch(r.error, /pip install/, "never a bare pip install (PEP 668)");
   assert.match(r.error, /kbls.serverPath/);
   assert.deepEqual(r.tried, ["`kbls` on PATH", "the Python extension's interpreter: /e/python"]);
   assert.equal(r.setting, "kbls.serverPath");
