@@ -19,7 +19,9 @@ import sys
 import zipfile
 from pathlib import Path
 
+import anyio
 import pytest
+from mcp import ClientSession, StdioServerParameters, stdio_client
 
 import kbls
 
@@ -137,4 +139,20 @@ def test_wheel_installs_as_a_tool_and_searches_offline(tmp_path: Path) -> None:
         ).stdout
     )
     assert hits and hits[0]["path"] == "rust/ownership.md"
-    assert "read_note" in _run([kbls_exe, "mcp", "--help"], env).stdout  # the MCP SDK came with the wheel
+    assert _mcp_search(kbls_exe, notes, store, env) == "rust/ownership.md"  # the MCP SDK came with the wheel
+
+
+def _mcp_search(kbls_exe: str, notes: Path, store: Path, env: dict[str, str]) -> str:
+    """The first hit's path of a `search` tool call to the installed `kbls mcp`."""
+    params = StdioServerParameters(command=kbls_exe, args=["mcp", "--root", str(notes), "--store", str(store)], env=env)
+
+    async def main() -> str:
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            with anyio.fail_after(120):
+                result = await session.call_tool("search", {"query": "who owns a value after it is moved", "limit": 1})
+        assert not result.is_error and result.structured_content is not None, result.content
+        path: str = result.structured_content["hits"][0]["path"]
+        return path
+
+    return anyio.run(main)
