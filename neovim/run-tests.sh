@@ -9,6 +9,9 @@
 #   KBLS_SERVER          the kbls executable (default: <repo>/.venv/bin/kbls, then PATH)
 #   KBLS_TELESCOPE_PATH  a telescope.nvim checkout: also run tests/telescope (needs KBLS_PLENARY_PATH)
 #   KBLS_PLENARY_PATH    a plenary.nvim checkout
+#   KBLS_SNACKS_PATH     a snacks.nvim checkout: also run tests/snacks
+#   KBLS_FZF_LUA_PATH    an fzf-lua checkout: also run tests/fzf_lua (needs the `fzf` binary)
+#   KBLS_PROTOCOL_SCHEMA the protocol's JSON Schema (default: <repo>/docs/protocol.schema.json)
 #   KBLS_TEST_VERBOSE=1  tracebacks for failures
 #
 # Every spec file runs in its own `nvim --headless --clean -l`, bounded by `timeout`. The last
@@ -84,7 +87,17 @@ else
   if [ -n "${KBLS_TELESCOPE_PATH:-}" ]; then
     specs+=(tests/telescope/*_spec.lua)
   else
-    log "KBLS_TELESCOPE_PATH not set: skipping tests/telescope"
+    log "KBLS_TELESCOPE_PATH not set: skipping tests/telescope (real telescope.nvim + plenary.nvim)"
+  fi
+  if [ -n "${KBLS_SNACKS_PATH:-}" ]; then
+    specs+=(tests/snacks/*_spec.lua)
+  else
+    log "KBLS_SNACKS_PATH not set: skipping tests/snacks (real snacks.nvim)"
+  fi
+  if [ -n "${KBLS_FZF_LUA_PATH:-}" ]; then
+    specs+=(tests/fzf_lua/*_spec.lua)
+  else
+    log "KBLS_FZF_LUA_PATH not set: skipping tests/fzf_lua (real fzf-lua)"
   fi
 fi
 

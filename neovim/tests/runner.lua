@@ -9,19 +9,22 @@ local plugin_root = vim.fs.dirname(tests_dir)
 vim.opt.runtimepath:prepend(plugin_root)
 vim.opt.runtimepath:append(plugin_root .. "/after")
 
--- telescope.nvim and plenary.nvim only for the specs under tests/telescope: the others check
--- the behaviour without them.
-local wants_telescope = false
+-- Picker plugins only for their own spec folders (tests/telescope, tests/snacks, tests/fzf_lua):
+-- the other specs check the behaviour without them.
+local picker_paths = {
+  telescope = { "KBLS_PLENARY_PATH", "KBLS_TELESCOPE_PATH" },
+  snacks = { "KBLS_SNACKS_PATH" },
+  fzf_lua = { "KBLS_FZF_LUA_PATH" },
+}
 for i = 1, #arg do
-  if arg[i]:find("telescope", 1, true) then
-    wants_telescope = true
-  end
-end
-if wants_telescope then
-  for _, var in ipairs({ "KBLS_PLENARY_PATH", "KBLS_TELESCOPE_PATH" }) do
-    local p = os.getenv(var)
-    if p and p ~= "" then
-      vim.opt.runtimepath:append(p)
+  for folder, vars in pairs(picker_paths) do
+    if arg[i]:find("tests/" .. folder, 1, true) then
+      for _, var in ipairs(vars) do
+        local p = os.getenv(var)
+        if p and p ~= "" then
+          vim.opt.runtimepath:append(p)
+        end
+      end
     end
   end
 end

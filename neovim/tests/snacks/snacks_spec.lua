@@ -1,0 +1,164 @@
+-- The snacks.nvim picker against a real snacks.nvim checkout (KBLS_SNACKS_PATH), with an
+-- in-process fake server: live search, preview, opening a hit, related notes, and "auto".
+local clients = require("kbls.lsp.clients")
+local fake = require("helpers.fake_server")
+local pickers = require("kbls.pickers")
+local ws = require("helpers.workspace")
+
+local function wait(what, cond, timeout)
+  assert(vim.wait(timeout or 5000, cond, 10), what)
+end
+
+local function active()
+  return require("snacks.picker.core.picker").get()[1]
+end
+
+--- The row snacks shows for an item (the picker's format, resolved by snacks).
+local function row(picker, item)
+  return table.concat(vim.tbl_map(function(chunk)
+    return chunk[1]
+  end, picker.format(item, picker)))
+end
+
+local function texts(picker)
+  return vim.tbl_map(function(item)
+    return item.kbls.title
+  end, picker:items())
+end
+
+describe("snacks picker", function()
+  local root, server
+  setup(function()
+    vim.o.columns, vim.o.lines = 200, 60
+    require("snacks").setup({})
+  end)
+
+  before_each(function()
+    local lines = {}
+    for i = 1, 40 do
+      lines[i] = "line " .. i
+    end
+    local text = table.concat(lines, "\n")
+    root = ws.create({
+      [".kbls.yaml"] = "store: .kbls-store\n",
+      ["a.md"] = text,
+      ["b.md"] = text,
+      ["c.md"] = text,
+    })
+    server = fake.new({
+      delay = 20,
+      answer = function(method, params)
+        if method == "kb/search" then
+          local hits = {
+            fake.hit(root, "a.md", "Alpha", "Alpha > First", 4, 8),
+            fake.hit(root, "b.md", "Beta", "Beta > Second", 19, 24),
+          }
+          if params.query:find("gamma") then
+            hits = { fake.hit(root, "c.md", "Gamma", "Gamma", 29, 31) }
+          end
+          return { hits = hits, tookMs = 1, index = { state = "ready", pending = 0 } }
+        elseif method == "kb/related" then
+          return {
+            hits = { fake.hit(root, "b.md", "Beta", "Beta > Second", 19, 24, { reasons = { "links here" } }) },
+          }
+        end
+        return {}
+      end,
+    })
+    require("kbls").setup({ cmd = server.cmd, picker = "auto", search = { debounce = 10 } })
+    vim.cmd("cd " .. root)
+    vim.cmd("edit " .. root .. "/a.md")
+    wait("client", function()
+      local c = clients.list(0)[1]
+      return c and c.initialized
+    end)
+  end)
+
+  after_each(function()
+    local p = active()
+    if p then
+      p:close()
+    end
+    vim.wait(100)
+    vim.cmd("silent! tabonly | silent! only | silent! %bwipeout!")
+    for _, c in ipairs(clients.list()) do
+      c:stop(true)
+    end
+    ws.remove(root)
+  end)
+
+  it("is what picker = 'auto' chooses without telescope", function()
+    assert.is_false(require("kbls.pickers.telescope").available())
+    assert.is_true(require("kbls.pickers.snacks").available())
+    assert.equals("snacks", pickers.name("auto"))
+  end)
+
+  it(":KbSearch opens a live search; typing re-queries; <CR> opens the hit at its line", function()
+    vim.cmd("KbSearch alpha")
+    local p
+    wait("picker with results", function()
+      p = active()
+      return p ~= nil and #p:items() == 2
+    end)
+    assert.equals("alpha", server.of("kb/search")[1].params.query)
+    assert.same({ "Alpha", "Beta" }, texts(p))
+    -- the rows show title, breadcrumb and path:line
+    assert.equals("Alpha › First  a.md:5  snippet of Alpha", row(p, p:items()[1]))
+
+    -- type into the prompt: snacks re-runs a live finder on TextChanged
+    vim.api.nvim_buf_set_lines(p.input.win.buf, 0, -1, false, { "gamma" })
+    vim.api.nvim_exec_autocmds("TextChanged", { buffer = p.input.win.buf })
+    wait("re-query", function()
+      return #p:items() == 1 and p:items()[1].kbls.title == "Gamma"
+    end)
+    assert.equals("gamma", server.of("kb/search")[#server.of("kb/search")].params.query)
+
+    p:action("confirm")
+    wait("file opened", function()
+      return vim.api.nvim_buf_get_name(0) == root .. "/c.md"
+    end)
+    assert.equals(30, vim.api.nvim_win_get_cursor(0)[1])
+  end)
+
+  it("previews the file scrolled to the chunk with the chunk highlighted", function()
+    require("kbls").search("beta")
+    local p
+    wait("picker with results", function()
+      p = active()
+      return p ~= nil and #p:items() == 2
+    end)
+    p.list:move(2, true)
+    wait("preview of b.md", function()
+      local buf = p.preview and p.preview.win and p.preview.win.buf
+      return buf
+        and vim.api.nvim_buf_is_valid(buf)
+        and vim.api.nvim_buf_line_count(buf) == 40
+        and p:current().kbls.relpath == "b.md"
+        and #vim.api.nvim_buf_get_extmarks(buf, -1, 0, -1, { details = true }) > 0
+    end)
+    local buf = p.preview.win.buf
+    local marks = vim.api.nvim_buf_get_extmarks(buf, -1, 0, -1, { details = true })
+    local span
+    for _, m in ipairs(marks) do
+      if m[4].hl_group == "SnacksPickerSearch" then
+        span = { m[2] + 1, m[4].end_row }
+      end
+    end
+    assert.same({ 20, 25 }, span)
+    local cursor = vim.api.nvim_win_get_cursor(p.preview.win.win)[1]
+    assert.equals(20, cursor)
+  end)
+
+  it(":KbRelated lists the related notes with their reasons", function()
+    vim.api.nvim_win_set_cursor(0, { 6, 0 })
+    vim.cmd("KbRelated")
+    local p
+    wait("picker", function()
+      p = active()
+      return p ~= nil and #p:items() == 1
+    end)
+    assert.equals("b.md", p:items()[1].kbls.relpath)
+    assert.equals("Beta › Second  b.md:20  links here  snippet of Beta", row(p, p:items()[1]))
+    assert.same({ line = 5, character = 0 }, server.of("kb/related")[1].params.position)
+  end)
+end)
