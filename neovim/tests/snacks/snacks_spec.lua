@@ -58,9 +58,8 @@ describe("snacks picker", function()
           end
           return { hits = hits, tookMs = 1, index = { state = "ready", pending = 0 } }
         elseif method == "kb/related" then
-          return {
-            hits = { fake.hit(root, "b.md", "Beta", "Beta > Second", 19, 24, { reasons = { "links here" } }) },
-          }
+          local hit = fake.hit(root, "b.md", "Beta", "Beta > Second", 19, 24, { reasons = { "links here" } })
+          return { hits = { hit } }
         end
         return {}
       end,

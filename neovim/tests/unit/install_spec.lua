@@ -8,7 +8,10 @@ local repo = vim.fs.dirname(plugin_root)
 
 local function run(cmd, opts)
   local obj = vim.system(cmd, vim.tbl_extend("force", { text = true }, opts or {})):wait(120000)
-  assert(obj.code == 0, table.concat(cmd, " ") .. " failed (" .. tostring(obj.code) .. "):\n" .. (obj.stderr or ""))
+  assert(
+    obj.code == 0,
+    table.concat(cmd, " ") .. " failed (" .. tostring(obj.code) .. "):\n" .. (obj.stderr or "")
+  )
   return vim.trim(obj.stdout or "")
 end
 
@@ -93,9 +96,10 @@ describe("the published plugin", function()
   end)
 
   local has_luarocks = vim.fn.executable("luarocks") == 1
-  local rocks_check = has_luarocks and check or function(name)
-    pending(name .. " (luarocks not installed: apt-get install luarocks)")
-  end
+  local rocks_check = has_luarocks and check
+    or function(name)
+      pending(name .. " (luarocks not installed: apt-get install luarocks)")
+    end
   rocks_check("its rockspec builds with luarocks (modules and runtime folders)", function()
     local tree = tmp .. "/rocks"
     run({ "luarocks", "--lua-version", "5.1", "lint", "kbls.nvim-scm-1.rockspec" }, { cwd = clone })

@@ -1,0 +1,158 @@
+-- The fzf-lua picker against a real fzf-lua checkout (KBLS_FZF_LUA_PATH) and the `fzf` binary,
+-- with an in-process fake server: live search in fzf's terminal, re-query as one types,
+-- opening a hit at its line, related notes, and "auto".
+local clients = require("kbls.lsp.clients")
+local fake = require("helpers.fake_server")
+local pickers = require("kbls.pickers")
+local ws = require("helpers.workspace")
+
+local function wait(what, cond, timeout)
+  assert(vim.wait(timeout or 10000, cond, 20), what)
+end
+
+--- The terminal buffer fzf runs in, and its text.
+local function fzf_screen()
+  for _, b in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_is_loaded(b) and vim.bo[b].buftype == "terminal" and vim.bo[b].filetype == "fzf" then
+      return b, table.concat(vim.api.nvim_buf_get_lines(b, 0, -1, false), "\n")
+    end
+  end
+  return nil, ""
+end
+
+local function type_keys(buf, keys)
+  vim.api.nvim_chan_send(vim.bo[buf].channel, keys)
+end
+
+local has_fzf = vim.fn.executable("fzf") == 1
+
+describe("fzf-lua picker", function()
+  local root, server
+  setup(function()
+    vim.o.columns, vim.o.lines = 200, 60
+    if vim.v.servername == "" then
+      vim.fn.serverstart() -- fzf's reload calls back into this Neovim over RPC
+    end
+  end)
+
+  before_each(function()
+    local lines = {}
+    for i = 1, 40 do
+      lines[i] = "line " .. i
+    end
+    local text = table.concat(lines, "\n")
+    root = ws.create({
+      [".kbls.yaml"] = "store: .kbls-store\n",
+      ["a.md"] = text,
+      ["b.md"] = text,
+      ["c.md"] = text,
+    })
+    server = fake.new({
+      delay = 20,
+      answer = function(method, params)
+        if method == "kb/search" then
+          local hits = {
+            fake.hit(root, "a.md", "Alpha", "Alpha > First", 4, 8),
+            fake.hit(root, "b.md", "Beta", "Beta > Second", 19, 24),
+          }
+          if params.query:find("gamma") then
+            hits = { fake.hit(root, "c.md", "Gamma", "Gamma", 29, 31) }
+          end
+          return { hits = hits, tookMs = 1, index = { state = "ready", pending = 0 } }
+        elseif method == "kb/related" then
+          local hit = fake.hit(root, "b.md", "Beta", "Beta > Second", 19, 24, { reasons = { "links here" } })
+          return { hits = { hit } }
+        end
+        return {}
+      end,
+    })
+    require("kbls").setup({ cmd = server.cmd, picker = "auto", search = { debounce = 10 } })
+    vim.cmd("cd " .. root)
+    vim.cmd("edit " .. root .. "/a.md")
+    wait("client", function()
+      local c = clients.list(0)[1]
+      return c and c.initialized
+    end)
+  end)
+
+  after_each(function()
+    local buf = fzf_screen()
+    if buf then
+      pcall(type_keys, buf, "\027")
+      vim.wait(300)
+    end
+    vim.cmd("silent! tabonly | silent! only | silent! %bwipeout!")
+    for _, c in ipairs(clients.list()) do
+      c:stop(true)
+    end
+    ws.remove(root)
+  end)
+
+  it("is what picker = 'auto' chooses without telescope and snacks", function()
+    assert.is_false(require("kbls.pickers.telescope").available())
+    assert.is_false(require("kbls.pickers.snacks").available())
+    assert.equals("fzf-lua", pickers.name("auto"))
+  end)
+
+  local function with_fzf(name, fn)
+    if has_fzf then
+      it(name, fn)
+    else
+      pending(name .. " (no `fzf` binary: apt-get install fzf)")
+    end
+  end
+
+  with_fzf(":KbSearch shows live hits, re-queries as one types, <CR> opens the hit at its line", function()
+    vim.cmd("KbSearch alpha")
+    local buf, screen
+    wait("fzf with results", function()
+      buf, screen = fzf_screen()
+      return screen:find("Beta › Second", 1, true) ~= nil
+    end)
+    assert.equals("alpha", server.of("kb/search")[1].params.query)
+    assert.matches("a.md:5:1:Alpha › First", screen, 1, true)
+    assert.matches("b.md:20:1:Beta › Second", screen, 1, true)
+    -- the builtin previewer shows the first hit's file at the chunk's first line
+    local preview
+    wait("preview", function()
+      for _, win in ipairs(vim.api.nvim_list_wins()) do
+        local b = vim.api.nvim_win_get_buf(win)
+        if
+          b ~= buf
+          and vim.api.nvim_win_get_config(win).relative ~= ""
+          and vim.api.nvim_buf_line_count(b) == 40
+        then
+          preview = win
+          return true
+        end
+      end
+      return false
+    end)
+    assert.equals(5, vim.api.nvim_win_get_cursor(preview)[1])
+
+    type_keys(buf, "\021gamma") -- ctrl-u clears the prompt, then type
+    wait("re-query", function()
+      _, screen = fzf_screen()
+      return screen:find("Gamma", 1, true) ~= nil and screen:find("Beta", 1, true) == nil
+    end)
+    assert.equals("gamma", server.of("kb/search")[#server.of("kb/search")].params.query)
+
+    type_keys(buf, "\r")
+    wait("file opened", function()
+      return vim.api.nvim_buf_get_name(0) == root .. "/c.md"
+    end)
+    assert.equals(30, vim.api.nvim_win_get_cursor(0)[1])
+  end)
+
+  with_fzf(":KbRelated lists the related notes with their reasons", function()
+    vim.api.nvim_win_set_cursor(0, { 6, 0 })
+    vim.cmd("KbRelated")
+    local screen
+    wait("fzf with the related note", function()
+      _, screen = fzf_screen()
+      return screen:find("links here", 1, true) ~= nil
+    end)
+    assert.matches("b.md:20:1:Beta › Second  links here", screen, 1, true)
+    assert.same({ line = 5, character = 0 }, server.of("kb/related")[1].params.position)
+  end)
+end)
