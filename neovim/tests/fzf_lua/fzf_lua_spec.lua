@@ -132,7 +132,7 @@ describe("fzf-lua picker", function()
 
     type_keys(buf, "\021gamma") -- ctrl-u clears the prompt, then type
     wait("re-query", function()
-      _, screen = fzf_screen()
+      screen = select(2, fzf_screen())
       return screen:find("Gamma", 1, true) ~= nil and screen:find("Beta", 1, true) == nil
     end)
     assert.equals("gamma", server.of("kb/search")[#server.of("kb/search")].params.query)
@@ -149,7 +149,7 @@ describe("fzf-lua picker", function()
     vim.cmd("KbRelated")
     local screen
     wait("fzf with the related note", function()
-      _, screen = fzf_screen()
+      screen = select(2, fzf_screen())
       return screen:find("links here", 1, true) ~= nil
     end)
     assert.matches("b.md:20:1:Beta › Second  links here", screen, 1, true)
