@@ -92,6 +92,18 @@ describe("snacks picker", function()
     assert.equals("snacks", pickers.name("auto"))
   end)
 
+  it(":checkhealth kbls reports the picker it found and uses", function()
+    -- in a float: a health tab at 200 columns trips an assertion in this Neovim build's tabline
+    vim.g.health = { style = "float" }
+    vim.cmd("checkhealth kbls")
+    local text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
+    vim.cmd("bwipeout!")
+    vim.g.health = nil
+    assert.matches("OK snacks.nvim found", text, 1, true)
+    assert.matches("telescope.nvim not found", text, 1, true)
+    assert.matches('picker = "auto": :KbSearch and :KbRelated use snacks.nvim', text, 1, true)
+  end)
+
   it(":KbSearch opens a live search; typing re-queries; <CR> opens the hit at its line", function()
     vim.cmd("KbSearch alpha")
     local p
