@@ -2,7 +2,9 @@
 
 It never indexes and never creates a store: a root whose store file does not exist yet is
 reported with "run `kbls index`". The store of a root that has one is opened through the
-engine as the CLI opens it (its schema is already current; nothing is written by a search).
+engine as the CLI opens it: a search writes nothing, but opening migrates an old schema and sets
+a damaged store aside, as `kbls search` does. A read-only open (the storage layer's
+`ConnectionPool(read_only=True)`, with damage reported instead of repaired) is the next step.
 Engines are opened on first use and kept; roots with the same model share one loaded model.
 The store of an editor's daemon may change meanwhile: the engine reads committed changes.
 """
