@@ -21,3 +21,6 @@ MAX_LIMIT = 200
 
 # Longest query text accepted; longer text is refused on the wire and cut in workspace/symbol.
 MAX_QUERY_CHARS = 4096
+
+# Largest LSP frame body accepted (bytes); a bigger one is answered with a parse error (kbls.lsp.framing).
+MAX_FRAME_BYTES = 64 * 1024 * 1024

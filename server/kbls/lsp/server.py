@@ -41,7 +41,7 @@ from kbls.daemon.answers import IndexState, SearchRequest, StoreUnavailableError
 from kbls.daemon.service import Daemon
 from kbls.errors import OutsideRootError, QueryError
 from kbls.limits import MAX_QUERY_CHARS
-from kbls.lsp import convert, wire
+from kbls.lsp import convert, framing, wire
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -346,7 +346,7 @@ def serve(tcp: str | None = None, log_file: str | None = None, log_level: str = 
     log.info("kbls %s serving (pid %d)", __version__, os.getpid())
     if tcp:
         host, port = _parse_tcp(tcp)
-        server.start_tcp(host, port)
+        framing.serve_tcp(server, host, port)
         return 0
     # stdout carries the protocol: anything else that writes to fd 1 (a library's print, a C
     # extension's warning) would corrupt it, so fd 1 becomes stderr and the protocol keeps a
@@ -354,5 +354,5 @@ def serve(tcp: str | None = None, log_file: str | None = None, log_level: str = 
     protocol_out = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
     sys.stdout = sys.stderr
-    server.start_io(sys.stdin.buffer, protocol_out)
+    framing.serve_stdio(server, sys.stdin.buffer, protocol_out)
     return 0
