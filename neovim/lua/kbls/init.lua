@@ -146,8 +146,13 @@ function M.search(query, opts)
       return
     end
     local list = items.items(result and result.hits)
+    local note = status.partial(result and result.index)
     if #list == 0 then
-      return notify.notify(("nothing found for %q"):format(query), vim.log.levels.WARN)
+      local why = note ~= "" and (" (" .. note:gsub(", refreshed when ready", "") .. ")") or ""
+      return notify.notify(("nothing found for %q%s"):format(query, why), vim.log.levels.WARN)
+    end
+    if note ~= "" then
+      notify.notify(note:gsub(", refreshed when ready", ""), vim.log.levels.WARN)
     end
     picker.show_hits(list, { title = "kbls: " .. query })
   end, { bufnr = opts.bufnr })

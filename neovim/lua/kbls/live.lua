@@ -14,6 +14,8 @@ local M = {}
 ---@field private _send fun(params: table, handler: fun(err: table|nil, result: any)): fun()
 ---@field private _search_opts table|nil
 ---@field private _latest string|nil
+---@field private _index table|nil
+---@field private _autocmd integer|nil
 local Live = {}
 Live.__index = Live
 
@@ -51,8 +53,36 @@ function Live:send(query, cb)
   self._requester:send(function(handler)
     return self._send(p, handler)
   end, function(err, result)
+    if not err and type(result) == "table" then
+      self._index = result.index
+    end
     cb(result and result.hits or {}, err, query, result)
   end)
+end
+
+--- The index state of the last answer (`result.index` of kb/search), nil before one.
+---@return table|nil
+function Live:index()
+  return self._index
+end
+
+--- Call `fn` when the index becomes ready (`kb/indexStatus`) after an answer that came while it
+--- was loading or indexing, so the picker re-runs its query and shows the full results.
+---@param fn fun()
+function Live:on_ready(fn)
+  if self._autocmd then
+    vim.api.nvim_del_autocmd(self._autocmd)
+  end
+  self._autocmd = vim.api.nvim_create_autocmd("User", {
+    pattern = "KblsIndexStatus",
+    callback = function(ev)
+      local st = ev.data and ev.data.status
+      if type(st) == "table" and st.state == "ready" and self._index and self._index.state ~= "ready" then
+        self._index = st
+        vim.schedule(fn)
+      end
+    end,
+  })
 end
 
 --- Cancel the request in flight when it is for another query than `query` (the prompt has
@@ -93,10 +123,14 @@ function Live:cancel()
   self._requester:cancel()
 end
 
---- Cancel everything and free the timer.
+--- Cancel everything, free the timer and stop watching the index.
 function Live:close()
   self:cancel()
   self._debounced.close()
+  if self._autocmd then
+    pcall(vim.api.nvim_del_autocmd, self._autocmd)
+    self._autocmd = nil
+  end
 end
 
 return M

@@ -49,6 +49,25 @@ function M.lines(st)
   return lines
 end
 
+--- What a picker says about results answered before the index was ready ("" when it was):
+--- while the daemon loads, a search gets lexical hits or none; while it indexes, some notes are
+--- not in yet.
+---@param index table|nil the `index` of a search result
+---@return string
+function M.partial(index)
+  if type(index) ~= "table" or index.state == nil or index.state == "ready" then
+    return ""
+  end
+  if index.state == "loading" then
+    return "index loading: partial results, refreshed when ready"
+  end
+  if index.state == "indexing" then
+    local pending = tonumber(index.pending) or 0
+    return ("indexing (%d pending): partial results, refreshed when ready"):format(pending)
+  end
+  return "index " .. tostring(index.state) .. ": see :KbStatus"
+end
+
 --- A short index state for a statusline, e.g. "kb: indexing (12)"; "" when ready or unknown.
 ---@param index table|nil a `kb/indexStatus` or `IndexInfo`
 ---@return string

@@ -33,6 +33,7 @@ function M.new(opts)
   local pending = {}
 
   function server.cmd(dispatchers)
+    server.dispatchers = dispatchers
     local closing = false
     local rpc = {}
     function rpc.request(method, params, callback, notify_reply)
@@ -96,6 +97,11 @@ function M.new(opts)
       closing = true
     end
     return rpc
+  end
+
+  --- Send a notification to the client (e.g. `kb/indexStatus`).
+  function server.notify(method, params)
+    server.dispatchers.notification(method, params)
   end
 
   --- Requests of one method.

@@ -28,6 +28,7 @@ end
 
 describe("snacks picker", function()
   local root, server
+  local index_state -- what the fake server's kb/search says about the index
   setup(function()
     vim.o.columns, vim.o.lines = 200, 60
     require("snacks").setup({})
@@ -45,10 +46,13 @@ describe("snacks picker", function()
       ["b.md"] = text,
       ["c.md"] = text,
     })
+    index_state = "ready"
     server = fake.new({
       delay = 20,
       answer = function(method, params)
-        if method == "kb/search" then
+        if method == "kb/search" and index_state == "loading" then
+          return { hits = {}, tookMs = 1, index = { state = "loading", pending = 0 } }
+        elseif method == "kb/search" then
           local hits = {
             fake.hit(root, "a.md", "Alpha", "Alpha > First", 4, 8),
             fake.hit(root, "b.md", "Beta", "Beta > Second", 19, 24),
@@ -129,6 +133,26 @@ describe("snacks picker", function()
       return vim.api.nvim_buf_get_name(0) == root .. "/c.md"
     end)
     assert.equals(30, vim.api.nvim_win_get_cursor(0)[1])
+  end)
+
+  it("opened while the index loads, shows the state and re-runs when it is ready", function()
+    index_state = "loading"
+    require("kbls").search("alpha")
+    local p
+    wait("the loading state in the title", function()
+      p = active()
+      return p ~= nil
+        and #server.of("kb/search") == 1
+        and (p.title or ""):find("index loading", 1, true) ~= nil
+    end)
+    assert.equals(0, #p:items())
+    index_state = "ready"
+    server.notify("kb/indexStatus", { state = "ready", pending = 0, files = 3, chunks = 6 })
+    wait("results once ready", function()
+      return #p:items() == 2
+    end)
+    assert.equals(2, #server.of("kb/search"))
+    assert.equals("kbls search", p.title)
   end)
 
   it("previews the file scrolled to the chunk with the chunk highlighted", function()

@@ -29,6 +29,7 @@ end
 
 describe("telescope extension", function()
   local root, server
+  local index_state -- what the fake server's kb/search says about the index
   setup(function()
     vim.cmd("runtime! plugin/telescope.lua")
     -- room for the preview window (telescope hides it below 120 columns)
@@ -47,10 +48,13 @@ describe("telescope extension", function()
       ["b.md"] = text,
       ["c.md"] = text,
     })
+    index_state = "ready"
     server = fake.new({
       delay = 20,
       answer = function(method, params)
-        if method == "kb/search" then
+        if method == "kb/search" and index_state == "loading" then
+          return { hits = {}, tookMs = 1, index = { state = "loading", pending = 0 } }
+        elseif method == "kb/search" then
           local hits = {
             fake.hit(root, "a.md", "Alpha", "Alpha > First", 4, 8),
             fake.hit(root, "b.md", "Beta", "Beta > Second", 19, 24),
@@ -127,6 +131,48 @@ describe("telescope extension", function()
       return vim.api.nvim_buf_get_name(0) == root .. "/c.md"
     end)
     assert.equals(30, vim.api.nvim_win_get_cursor(0)[1])
+  end)
+
+  it(":Telescope kbls with no sub-command opens the live search", function()
+    require("telescope").load_extension("kbls")
+    vim.cmd("Telescope kbls")
+    local p, b
+    wait("picker", function()
+      p, b = picker()
+      return p ~= nil
+    end)
+    vim.api.nvim_buf_set_lines(b, 0, -1, false, { p.prompt_prefix .. "alpha" })
+    wait("results", function()
+      return #result_lines(p) == 2
+    end)
+    assert.equals("alpha", server.of("kb/search")[#server.of("kb/search")].params.query)
+  end)
+
+  it("search: opened while the index loads, shows the state and re-runs when it is ready", function()
+    require("telescope").load_extension("kbls")
+    index_state = "loading"
+    require("telescope").extensions.kbls.search({ query = "alpha" })
+    local p
+    wait("the loading state in the results title", function()
+      p = picker()
+      local border = p and p.layout and p.layout.results and p.layout.results.border
+      if not (border and border.bufnr and vim.api.nvim_buf_is_valid(border.bufnr)) then
+        return false
+      end
+      local top = vim.api.nvim_buf_get_lines(border.bufnr, 0, 1, false)[1] or ""
+      return top:find("index loading", 1, true) ~= nil
+    end)
+    assert.equals(0, #result_lines(p))
+    assert.equals(1, #server.of("kb/search"))
+    index_state = "ready"
+    server.notify("kb/indexStatus", { state = "ready", pending = 0, files = 3, chunks = 6 })
+    wait("results once ready", function()
+      return #result_lines(p) == 2
+    end)
+    assert.equals(2, #server.of("kb/search"))
+    assert.equals("alpha", server.of("kb/search")[2].params.query)
+    local top = vim.api.nvim_buf_get_lines(p.layout.results.border.bufnr, 0, 1, false)[1]
+    assert.is_nil(top:find("loading", 1, true), top)
   end)
 
   it("search: a request in flight is cancelled when the prompt moves on", function()

@@ -132,6 +132,32 @@ describe("kbls pickers without telescope", function()
     assert.matches("query: too long", msgs[2])
   end)
 
+  it("says when the hits are partial because the index is still loading", function()
+    local msgs, shown = {}, nil
+    vim.notify = function(m)
+      msgs[#msgs + 1] = m
+    end
+    api.search = function(_, cb)
+      cb(
+        nil,
+        { hits = { fake.hit(root, "a.md", "A", "A", 0, 1) }, index = { state = "loading", pending = 0 } }
+      )
+      return function() end
+    end
+    vim.ui.select = function(list)
+      shown = list
+    end
+    kbls.search("anything")
+    assert.equals(1, #shown)
+    assert.matches("index loading: partial results", msgs[1], 1, true)
+    api.search = function(_, cb)
+      cb(nil, { hits = {}, index = { state = "loading", pending = 0 } })
+      return function() end
+    end
+    kbls.search("anything")
+    assert.matches('nothing found for "anything" (index loading: partial results)', msgs[2], 1, true)
+  end)
+
   it(":KbRelated sends the cursor line and never lists the note itself", function()
     vim.cmd("edit " .. root .. "/a.md")
     vim.api.nvim_win_set_cursor(0, { 7, 0 })

@@ -287,6 +287,36 @@ describe("kbls.live", function()
     live:close()
   end)
 
+  it("remembers the index state and calls on_ready once the index becomes ready", function()
+    local s = fake_send()
+    local ls = live_search.new({ send = s.fn, debounce = 0 })
+    local fired = 0
+    ls:on_ready(function()
+      fired = fired + 1
+    end)
+    ls:send("own", function() end)
+    s.handlers[1](nil, { hits = {}, index = { state = "loading", pending = 0 } })
+    assert.same({ state = "loading", pending = 0 }, ls:index())
+    local function status(state)
+      vim.api.nvim_exec_autocmds("User", {
+        pattern = "KblsIndexStatus",
+        data = { client_id = 1, status = { state = state, pending = 0, files = 1, chunks = 1 } },
+      })
+    end
+    status("indexing")
+    vim.wait(50)
+    assert.equals(0, fired)
+    status("ready")
+    assert.is_true(vim.wait(500, function()
+      return fired == 1
+    end, 5))
+    status("ready") -- already refreshed: once
+    vim.wait(50)
+    assert.equals(1, fired)
+    ls:close()
+    assert.is_nil(ls._autocmd)
+  end)
+
   it("answers an empty query with no hits and no request", function()
     local s = fake_send()
     local live = live_search.new({ send = s.fn, debounce = 0 })

@@ -49,4 +49,17 @@ describe("kbls.status", function()
     assert.equals("kb: indexing (12)", status.short({ state = "indexing", pending = 12 }))
     assert.equals("kb: loading", status.short({ state = "loading", pending = 0 }))
   end)
+
+  it("says when results are partial because the index is not ready", function()
+    assert.equals("", status.partial(nil))
+    assert.equals("", status.partial({ state = "ready", pending = 0 }))
+    assert.matches(
+      "index loading: partial results",
+      status.partial({ state = "loading", pending = 0 }),
+      1,
+      true
+    )
+    assert.matches("indexing (4 pending)", status.partial({ state = "indexing", pending = 4 }), 1, true)
+    assert.matches("see :KbStatus", status.partial({ state = "error" }), 1, true)
+  end)
 end)

@@ -9,6 +9,7 @@ local config = require("kbls.config")
 local items = require("kbls.items")
 local live_search = require("kbls.live")
 local notify = require("kbls.notify")
+local status = require("kbls.status")
 
 local M = {}
 
@@ -64,9 +65,10 @@ function M.live_search(opts)
   local live = live_search.new({ bufnr = opts.bufnr or vim.api.nvim_get_current_buf(), search = opts.search })
   local query = opts.query
   opts.query, opts.search, opts.bufnr = nil, nil, nil
-  return Snacks.picker.pick(vim.tbl_deep_extend("force", {
+  local title = opts.title or "kbls search"
+  local picker = Snacks.picker.pick(vim.tbl_deep_extend("force", {
     source = "kbls",
-    title = "kbls search",
+    title = title,
     live = true,
     supports_live = true,
     search = query,
@@ -90,6 +92,9 @@ function M.live_search(opts)
         while not done do
           async:suspend()
         end
+        -- the title tells when the results are partial (the index was not ready)
+        local note = status.partial(live:index())
+        ctx.picker.title = note ~= "" and (title .. " — " .. note) or title
         for _, item in ipairs(items.items(hits)) do
           cb(M.to_snacks(item))
         end
@@ -100,6 +105,13 @@ function M.live_search(opts)
     end,
     debounce = config.options.search.debounce,
   }, opts))
+  -- Results that came while the index was loading are refreshed once it is ready.
+  live:on_ready(function()
+    if not picker.closed then
+      picker:find()
+    end
+  end)
+  return picker
 end
 
 --- Show a fixed list of items (related notes).

@@ -10,6 +10,7 @@ local config = require("kbls.config")
 local items = require("kbls.items")
 local live_search = require("kbls.live")
 local notify = require("kbls.notify")
+local status = require("kbls.status")
 
 local M = {}
 
@@ -65,6 +66,7 @@ function M.live_search(opts)
   -- picker was opened from.
   local bufnr = opts.bufnr or vim.api.nvim_get_current_buf()
   local live = live_search.new({ bufnr = bufnr, search = opts.search })
+  local picker -- set below; the finder shows the index state in its results title
   local finder = t.finders.new_dynamic({
     entry_maker = opts.entry_maker or M.make_entry,
     fn = function(prompt)
@@ -73,7 +75,9 @@ function M.live_search(opts)
         notify.report("search", err)
         tx(hits)
       end)
-      return rx()
+      local hits = rx()
+      M.show_state(picker, live:index())
+      return hits
     end,
   })
   -- Closing the picker cancels the request still in flight.
@@ -84,37 +88,59 @@ function M.live_search(opts)
   end
   local query = opts.query
   opts.query, opts.search = nil, nil
-  t.pickers
-    .new(opts, {
-      prompt_title = "kbls search",
-      default_text = query,
-      finder = finder,
-      sorter = t.sorters.highlighter_only(opts),
-      previewer = t.conf.grep_previewer(opts),
-      debounce = config.options.search.debounce,
-      attach_mappings = function(prompt_bufnr)
-        -- Telescope waits for the finder before it reads the next prompt: when the prompt
-        -- changes under a request in flight, cancel that request so the newest query goes
-        -- out at once. Scheduled, and compared with the query in flight, so that the request
-        -- for the current prompt is never the one cancelled.
-        vim.api.nvim_buf_attach(prompt_bufnr, false, {
-          on_lines = function()
-            vim.schedule(function()
-              local ok, current = pcall(function()
-                local picker = require("telescope.actions.state").get_current_picker(prompt_bufnr)
-                local line = vim.api.nvim_buf_get_lines(prompt_bufnr, 0, 1, false)[1] or ""
-                return line:sub(#(picker.prompt_prefix or "") + 1)
-              end)
-              if ok and current then
-                live:supersede(current)
-              end
+  picker = t.pickers.new(opts, {
+    prompt_title = "kbls search",
+    default_text = query,
+    finder = finder,
+    sorter = t.sorters.highlighter_only(opts),
+    previewer = t.conf.grep_previewer(opts),
+    debounce = config.options.search.debounce,
+    attach_mappings = function(prompt_bufnr)
+      -- Telescope waits for the finder before it reads the next prompt: when the prompt
+      -- changes under a request in flight, cancel that request so the newest query goes
+      -- out at once. Scheduled, and compared with the query in flight, so that the request
+      -- for the current prompt is never the one cancelled.
+      vim.api.nvim_buf_attach(prompt_bufnr, false, {
+        on_lines = function()
+          vim.schedule(function()
+            local ok, current = pcall(function()
+              local line = vim.api.nvim_buf_get_lines(prompt_bufnr, 0, 1, false)[1] or ""
+              return line:sub(#(picker.prompt_prefix or "") + 1)
             end)
-          end,
-        })
-        return true
-      end,
-    })
-    :find()
+            if ok and current then
+              live:supersede(current)
+            end
+          end)
+        end,
+      })
+      return true
+    end,
+  })
+  -- Results that came while the index was loading are refreshed once it is ready.
+  live:on_ready(function()
+    if vim.api.nvim_buf_is_valid(picker.prompt_bufnr) then
+      picker:refresh()
+    end
+  end)
+  picker:find()
+  return picker
+end
+
+--- Show the index state (partial results) in the results title, or the plain title when ready.
+---@param picker table|nil
+---@param index table|nil
+function M.show_state(picker, index)
+  if not picker then
+    return
+  end
+  local note = status.partial(index)
+  vim.schedule(function()
+    local border = picker.layout and picker.layout.results and picker.layout.results.border
+    if border and border.change_title then
+      pcall(border.change_title, border, note ~= "" and ("Results: " .. note) or "Results")
+    end
+    picker.kbls_state = note
+  end)
 end
 
 --- Show a fixed list of items (related notes); `<CR>`/`<C-x>`/`<C-v>`/`<C-t>` open them.
