@@ -66,10 +66,12 @@ def kb(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return {"root": root, "store": store, "cache": cache, "outside": outside, "unindexed": unindexed, "base": base}
 
 
-def _session(kb: dict[str, Path], args: list[str], scenario: Scenario, roots: list[Path] | None = None) -> None:
-    """Run `kbls mcp ARGS` and `scenario` against it in one client session."""
+def _session(
+    kb: dict[str, Path], args: list[str], scenario: Scenario, roots: list[Path] | None = None, cwd: Path | None = None
+) -> None:
+    """Run `kbls mcp ARGS` (in `cwd`, default the temp base) and `scenario` against it in one client session."""
     params = StdioServerParameters(
-        command=sys.executable, args=["-m", "kbls", "mcp", *args], env=_env(kb["cache"]), cwd=str(kb["base"])
+        command=sys.executable, args=["-m", "kbls", "mcp", *args], env=_env(kb["cache"]), cwd=str(cwd or kb["base"])
     )
 
     async def list_roots(_context: Any) -> ListRootsResult:
@@ -203,3 +205,13 @@ def test_only_unindexed_roots_give_a_tool_error_that_says_run_kbls_index(kb: dic
         ]
 
     _session(kb, ["--root", str(unindexed)], scenario)
+
+
+def test_without_root_arguments_or_client_roots_the_working_folder_is_the_root(kb: dict[str, Path]) -> None:
+    async def scenario(session: ClientSession) -> None:
+        state = _ok(await session.call_tool("status", {}))["roots"]
+        assert [(r["root"], r["indexed"]) for r in state] == [(str(kb["root"]), True)]
+        note = _ok(await session.call_tool("read_note", {"path": "travel/japan.md", "start_line": 1, "end_line": 1}))
+        assert note["text"] == "---"
+
+    _session(kb, [], scenario, cwd=kb["root"])
