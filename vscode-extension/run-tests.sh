@@ -2,12 +2,16 @@
 # Builds and tests the VS Code extension; called from the repo root as
 # `bash vscode-extension/run-tests.sh` by `make test` (CI: fresh clone, root, no stdin).
 #
-#   npm ci → tsc --noEmit → esbuild → unit tests → protocol tests (real `kbls serve`)
-#   → VSIX (vsce) → e2e toolchain (node 24, code-server, chromium) → e2e in code-server
+#   npm ci → tsc --noEmit → esbuild → unit tests (with a real venv + pip of a tiny wheel)
+#   → protocol tests (real `kbls serve`) → VSIX (vsce; carries the kbls wheel of its version,
+#   built into <repo>/dist by scripts/bundle-wheel.mjs) → e2e toolchain (node 24, code-server,
+#   chromium) → e2e in code-server: the commands against the real server, then a new user's
+#   path with no kbls anywhere (opt in, install the server from the VSIX with pip, search)
 #
 # Idempotent: installs are cached under vscode-extension/.cache/ (override with
 # KBLS_VSCODE_CACHE) and skipped when already in place. Every step is bounded by `timeout`.
-# Logs and screenshots go to vscode-extension/.test-output/. The last line is
+# Logs and screenshots go to vscode-extension/.test-output/; KBLS_DOCS_IMAGES=<dir> also copies the
+# documentation's screenshots (docs/images/vscode-*.png) there. The last line is
 # `N passed, N failed` over every step and test; the exit status is non-zero on any failure.
 # KBLS_BIN overrides the server (default: <repo>/.venv/bin/kbls).
 set -uo pipefail
@@ -177,7 +181,7 @@ fi
 # ── 5. End to end in code-server ────────────────────────────────────────────────────────────
 if [ "$tool_ok" -eq 1 ] && [ "$vsix_ok" -eq 1 ] && [ -x "$KBLS_BIN" ]; then
   PATH="$NODE24_DIR/bin:$PATH" CODE_SERVER="$CODE_SERVER" VSIX="$EXT/kbls.vsix" CHROMIUM="$CHROMIUM" \
-    suite e2e 1200 "$NODE24" e2e/e2e.test.mjs
+    suite e2e 2400 "$NODE24" e2e/e2e.test.mjs e2e/install.test.mjs
   # A test killed by its timeout cannot clean up: end the code-server process group it left.
   if [ -f "$OUT/e2e/pgids" ]; then
     while read -r pgid; do

@@ -1,133 +1,60 @@
 // End-to-end: the packaged VSIX in a real VS Code (code-server), driven by headless Chromium.
-// Opens a sample workspace, runs KB: Search from the command palette, opens a hit with Enter and
-// checks the line, hovers a markdown word for the related-notes hover, opens KB: Show Status.
-// A screenshot of every step goes to .test-output/e2e/.
+// Opens a sample workspace (it has a .kbls.yaml, so kbls is enabled at once), runs KB: Search from
+// the command palette and its keybinding, opens a hit with Enter and checks the line, hovers a
+// markdown word for the related-notes hover, opens KB: Show Status. A screenshot of every step
+// goes to .test-output/e2e/; the documentation's pictures of the picker and the hover too
+// (.test-output/e2e/docs/, copied to docs/images/ when KBLS_DOCS_IMAGES names that folder).
 //
-// Inputs (set by run-tests.sh): CODE_SERVER (the code-server launcher), VSIX, CHROMIUM,
-// KBLS_BIN (defaults to <repo>/.venv/bin/kbls). Every wait is bounded.
+// Inputs (set by run-tests.sh): CODE_SERVER, VSIX, CHROMIUM (see workbench.mjs), KBLS_BIN
+// (defaults to <repo>/.venv/bin/kbls). Every wait is bounded.
 import test from "node:test";
 import assert from "node:assert/strict";
-import { spawn, execFile } from "node:child_process";
 import fs from "node:fs";
-import net from "node:net";
-import os from "node:os";
 import path from "node:path";
 import { createRequire } from "node:module";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import {
+  EXT_DIR,
+  sleep,
+  until,
+  toolchainMissing,
+  startSession,
+  screenshotAround,
+  notifications,
+  clickNotificationButton,
+  waitStatus,
+  statusBarTexts,
+  activeEditorText,
+  stableRows,
+  quickPickRows,
+  runCommand,
+  openFile,
+} from "./workbench.mjs";
 
 const require = createRequire(import.meta.url);
-const EXT_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const { makeWorkspace, lineOf } = require("../test/helpers/workspace.js");
 const { KBLS } = require("../test/helpers/repo.js");
 const { startServer } = require("../test/helpers/server.js");
-const puppeteer = require("puppeteer-core");
 
-const OUT = path.join(EXT_DIR, ".test-output", "e2e");
-const CODE_SERVER = process.env.CODE_SERVER;
-const VSIX = process.env.VSIX || path.join(EXT_DIR, "kbls.vsix");
-const CHROMIUM = process.env.CHROMIUM || "/usr/bin/chromium";
-const STEP_MS = Number(process.env.E2E_STEP_MS || 60000);
 const QUERY = "who owns the heap data after a move";
+const skipReason = toolchainMissing() || (!fs.existsSync(KBLS) ? `${KBLS} is missing` : false);
 
-function run(cmd, args, opts = {}) {
-  return new Promise((resolve, reject) => {
-    execFile(cmd, args, { timeout: 180000, maxBuffer: 16 << 20, ...opts }, (err, stdout, stderr) => {
-      if (err) reject(new Error(`${cmd} ${args.join(" ")} failed: ${err.message}\n${stdout}\n${stderr}`));
-      else resolve({ stdout, stderr });
-    });
-  });
+/** The documentation's pictures: kept with the run's screenshots, and copied where asked. */
+function docsImage(out, name) {
+  const dir = path.join(out, "docs");
+  fs.mkdirSync(dir, { recursive: true });
+  return path.join(dir, name);
 }
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.unref();
-    srv.on("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const { port } = srv.address();
-      srv.close(() => resolve(port));
-    });
-  });
+function publishDocsImages(out) {
+  const target = process.env.KBLS_DOCS_IMAGES;
+  const dir = path.join(out, "docs");
+  if (!target || !fs.existsSync(dir)) return;
+  fs.mkdirSync(target, { recursive: true });
+  for (const f of fs.readdirSync(dir)) fs.copyFileSync(path.join(dir, f), path.join(target, f));
 }
-
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-async function until(what, fn, ms = STEP_MS, every = 250) {
-  const deadline = Date.now() + ms;
-  let last;
-  while (Date.now() < deadline) {
-    try {
-      last = await fn();
-      if (last) return last;
-    } catch (e) {
-      last = e;
-    }
-    await sleep(every);
-  }
-  throw new Error(`timed out after ${ms} ms waiting for ${what}${last instanceof Error ? `: ${last.message}` : ""}`);
-}
-
-const skipReason = !CODE_SERVER
-  ? "CODE_SERVER is not set (run through run-tests.sh)"
-  : !fs.existsSync(VSIX)
-    ? `${VSIX} is missing (npm run package)`
-    : !fs.existsSync(KBLS)
-      ? `${KBLS} is missing`
-      : false;
 
 test("KB commands in a real VS Code (code-server + Chromium)", { skip: skipReason, timeout: 15 * 60000 }, async (t) => {
-  fs.rmSync(OUT, { recursive: true, force: true });
-  fs.mkdirSync(OUT, { recursive: true });
-  const tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "kbls-e2e-")));
   const ws = makeWorkspace("kbls-e2e-ws-");
-  const userData = path.join(tmp, "user-data");
-  const extDir = path.join(tmp, "extensions");
-  const home = path.join(tmp, "home");
-  fs.mkdirSync(path.join(userData, "User"), { recursive: true });
-  fs.mkdirSync(home, { recursive: true });
-  const env = {
-    ...process.env,
-    HOME: home,
-    XDG_CONFIG_HOME: path.join(home, ".config"),
-    XDG_DATA_HOME: path.join(home, ".local", "share"),
-    XDG_CACHE_HOME: path.join(home, ".cache"),
-  };
-  let codeServer;
-  let browser;
-  let page;
-  let csLog = "";
-  let shot = 0;
-  const screenshot = async (name) => {
-    const file = path.join(OUT, `${String(++shot).padStart(2, "0")}-${name}.png`);
-    await page.screenshot({ path: file });
-    t.diagnostic(`screenshot ${path.relative(EXT_DIR, file)}`);
-    return file;
-  };
-
-  t.after(async () => {
-    if (page) await screenshot("final").catch(() => {});
-    if (browser) await browser.close().catch(() => {});
-    if (codeServer && codeServer.exitCode === null) {
-      // code-server runs in its own process group with its extension host and kbls: end them all.
-      const group = (sig) => {
-        try {
-          process.kill(-codeServer.pid, sig);
-        } catch {}
-      };
-      group("SIGTERM");
-      await Promise.race([new Promise((r) => codeServer.once("exit", r)), sleep(5000)]);
-      group("SIGKILL");
-    }
-    fs.rmSync(path.join(OUT, "pgids"), { force: true });
-    fs.writeFileSync(path.join(OUT, "code-server.log"), csLog);
-    // The extension's output channel, written by VS Code under the user-data folder.
-    try {
-      const logs = execFileSyncSafe("find", [userData, "-name", "*kbls*.log"]);
-      for (const f of logs.split("\n").filter(Boolean)) fs.copyFileSync(f, path.join(OUT, "output-" + path.basename(f)));
-    } catch {}
-    fs.rmSync(tmp, { recursive: true, force: true });
-    fs.rmSync(ws, { recursive: true, force: true });
-  });
+  t.after(() => fs.rmSync(ws, { recursive: true, force: true }));
 
   // The answer the UI must show, asked of the server directly: which chunk tops the query.
   let expected;
@@ -147,88 +74,11 @@ test("KB commands in a real VS Code (code-server + Chromium)", { skip: skipReaso
     }
   });
 
-  await t.test("the VSIX installs into code-server", { timeout: 180000 }, async () => {
-    const { stdout } = await run(CODE_SERVER, ["--install-extension", VSIX, "--extensions-dir", extDir, "--user-data-dir", userData], { env });
-    t.diagnostic(stdout.trim().split("\n").pop());
-    const installed = fs.readdirSync(extDir).filter((d) => d.startsWith("kbls.kbls-"));
-    assert.equal(installed.length, 1, `extensions dir: ${fs.readdirSync(extDir)}`);
-  });
+  const session = await startSession(t, { name: "e2e", ws, settings: { "kbls.serverPath": KBLS } });
+  const { page, screenshot } = session;
+  t.after(() => publishDocsImages(session.out));
 
-  const baseSettings = {
-    "kbls.serverPath": KBLS,
-    "kbls.trace.server": "messages",
-    "workbench.startupEditor": "none",
-    "workbench.tips.enabled": false,
-    "workbench.enableExperiments": false,
-    "workbench.welcomePage.walkthroughs.openOnInstall": false,
-    "workbench.secondarySideBar.defaultVisibility": "hidden",
-    "chat.disableAIFeatures": true,
-    "security.workspace.trust.enabled": false,
-    "extensions.ignoreRecommendations": true,
-    "extensions.autoCheckUpdates": false,
-    "update.mode": "none",
-    "telemetry.telemetryLevel": "off",
-    "editor.hover.delay": 200,
-    "editor.minimap.enabled": false,
-    "window.restoreWindows": "none",
-    "files.exclude": { ".kbls-store": true },
-  };
-  const writeSettings = (over = {}) =>
-    fs.writeFileSync(path.join(userData, "User", "settings.json"), JSON.stringify({ ...baseSettings, ...over }, null, 2));
-  writeSettings();
-
-  const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
-  await t.test("code-server starts on loopback", { timeout: 120000 }, async () => {
-    codeServer = spawn(
-      CODE_SERVER,
-      [
-        "--auth", "none",
-        "--bind-addr", `127.0.0.1:${port}`,
-        "--user-data-dir", userData,
-        "--extensions-dir", extDir,
-        "--disable-telemetry",
-        "--disable-update-check",
-        "--disable-workspace-trust",
-        "--disable-getting-started-override",
-        "--ignore-last-opened",
-        ws,
-      ],
-      { env, stdio: ["ignore", "pipe", "pipe"], detached: true },
-    );
-    // If this test is killed before its cleanup runs, run-tests.sh ends the group from here.
-    fs.writeFileSync(path.join(OUT, "pgids"), `${codeServer.pid}\n`);
-    const collect = (d) => {
-      csLog += d.toString();
-    };
-    codeServer.stdout.on("data", collect);
-    codeServer.stderr.on("data", collect);
-    await until("code-server /healthz", async () => {
-      if (codeServer.exitCode !== null) throw new Error(`code-server exited ${codeServer.exitCode}:\n${csLog}`);
-      const r = await fetch(`${base}/healthz`).catch(() => null);
-      return r && r.ok;
-    }, 90000, 500);
-  });
-
-  await t.test("the workbench opens the workspace and the extension indexes it", { timeout: 240000 }, async () => {
-    browser = await puppeteer.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      protocolTimeout: 120000,
-      userDataDir: path.join(tmp, "chromium"),
-      args: [
-        "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync",
-        "--disable-dev-shm-usage", "--window-size=1440,900",
-      ],
-      defaultViewport: { width: 1440, height: 900 },
-    });
-    page = await browser.newPage();
-    page.setDefaultTimeout(STEP_MS);
-    page.on("pageerror", (e) => (csLog += `\n[page error] ${e.message}`));
-    await page.goto(`${base}/?folder=${encodeURIComponent(ws)}`, { waitUntil: "domcontentloaded" });
-    await page.waitForSelector(".monaco-workbench .part.statusbar", { timeout: 90000 });
-    await screenshot("workbench");
+  await t.test("the extension indexes the workspace (it has a .kbls.yaml)", { timeout: 240000 }, async () => {
     // The item walks from "starting" / "indexing" to the note count; catch a picture of the way.
     let progressShot = false;
     const text = await until(
@@ -264,6 +114,7 @@ test("KB commands in a real VS Code (code-server + Chromium)", { skip: skipReaso
       throw new Error(`${e.message}; rows: ${JSON.stringify(await quickPickRows(page))}`);
     });
     await screenshot("search-results");
+    await screenshotAround(page, ".quick-input-widget", docsImage(session.out, "vscode-search.png"), 12);
     assert.match(rows[0], /rust\/ownership\.md/, "the first row shows the path");
     t.diagnostic(`first row: ${rows[0]}`);
   });
@@ -287,6 +138,21 @@ test("KB commands in a real VS Code (code-server + Chromium)", { skip: skipReaso
     t.diagnostic(`cursor: ${pos} (hit range ${JSON.stringify(expected.range)})`);
     assert.match(pos, /selected/, "the chunk is selected");
     await screenshot("opened-at-line");
+  });
+
+  await t.test("the default keybinding Ctrl+Alt+K opens KB: Search", { timeout: 60000 }, async () => {
+    await page.keyboard.press("Escape");
+    await page.keyboard.down("Control");
+    await page.keyboard.down("Alt");
+    await page.keyboard.press("KeyK");
+    await page.keyboard.up("Alt");
+    await page.keyboard.up("Control");
+    const title = await until("the KB: Search picker", async () => {
+      const t = await page.$eval(".quick-input-widget .quick-input-title", (e) => e.textContent).catch(() => "");
+      return /KB: Search/.test(t) ? t : null;
+    }, 15000);
+    assert.match(title, /KB: Search/);
+    await page.keyboard.press("Escape");
   });
 
   await t.test("the button on a result opens it to the side", { timeout: 120000 }, async () => {
@@ -365,6 +231,7 @@ test("KB commands in a real VS Code (code-server + Chromium)", { skip: skipReaso
     }
     await screenshot("hover");
     assert.ok(hover, "a hover with links appeared");
+    await screenshotAround(page, ".monaco-hover:not(.hidden)", docsImage(session.out, "vscode-hover.png"), 48);
     t.diagnostic(`hover: ${hover.text.replace(/\s+/g, " ").slice(0, 200)}`);
     assert.ok(hover.links.some((l) => /Ownership/i.test(l.text) || /ownership\.md/.test(l.href)), JSON.stringify(hover.links));
   });
@@ -470,16 +337,7 @@ test("KB commands in a real VS Code (code-server + Chromium)", { skip: skipReaso
     await runCommand(page, "View: Close Editor", screenshot);
     const closed = await until("the Settings editor to close", async () => !(await settingsVisible(page)), 10000).catch(() => false);
     t.diagnostic(`settings editor closed before the button: ${Boolean(closed)}`);
-    const clickOpenSetting = () =>
-      page.evaluate(() => {
-        for (const b of document.querySelectorAll(".notifications-toasts .monaco-button, .notifications-center .monaco-button")) {
-          if (b.textContent.trim() === "Open Setting" && b.offsetParent !== null) {
-            b.click();
-            return true;
-          }
-        }
-        return false;
-      });
+    const clickOpenSetting = () => clickNotificationButton(page, "Open Setting");
     let opened = await clickOpenSetting();
     if (!opened) {
       // The toast may have timed out: the notification is still in the Notifications center.
@@ -542,94 +400,3 @@ async function setServerPathInSettingsEditor(page, value, screenshot) {
   await sleep(300);
 }
 
-function execFileSyncSafe(cmd, args) {
-  return require("node:child_process").execFileSync(cmd, args, { encoding: "utf8", timeout: 10000 });
-}
-
-async function notifications(page) {
-  return page.$$eval(".notifications-toasts .notification-toast", (els) => els.map((e) => e.innerText));
-}
-
-async function waitStatus(page, re, ms) {
-  return until(`the status bar to show ${re}`, async () => {
-    const kb = (await statusBarTexts(page)).find((x) => /KB/.test(x));
-    return kb && re.test(kb) ? kb : null;
-  }, ms, 500);
-}
-
-async function statusBarTexts(page) {
-  return page.$$eval(".part.statusbar .statusbar-item", (els) =>
-    els.map((e) => (e.getAttribute("aria-label") || "") + " | " + e.innerText.trim()),
-  );
-}
-
-/** The text of the editor that is visible in the active group (hidden tabs stay in the DOM). */
-async function activeEditorText(page) {
-  return page.evaluate(() => {
-    const e = [...document.querySelectorAll(".editor-group-container.active .monaco-editor .view-lines")].find(
-      (x) => x.getBoundingClientRect().width > 0,
-    );
-    return e ? e.innerText.replace(/\u00a0/g, " ") : "";
-  });
-}
-
-/** Quick-pick rows once the picker is idle and the rows stopped changing. */
-async function stableRows(page, accept = () => true, ms = 60000) {
-  let previous = "";
-  return until("the picker's rows to settle", async () => {
-    const busy = await page.$eval(".quick-input-widget .quick-input-progress", (e) => e.classList.contains("active") && !e.classList.contains("done")).catch(() => false);
-    const rows = await quickPickRows(page);
-    const key = JSON.stringify(rows);
-    const settled = !busy && rows.length > 0 && key === previous && accept(rows);
-    previous = key;
-    return settled ? rows : null;
-  }, ms, 400);
-}
-
-async function quickPickRows(page) {
-  return page.$$eval(".quick-input-widget .quick-input-list .monaco-list-row", (els) =>
-    els.map((e) => e.innerText.replace(/\s+/g, " ").trim()),
-  );
-}
-
-/** Opens the command palette with F1, filters for the command and runs it. */
-async function runCommand(page, label, screenshot) {
-  await page.keyboard.press("Escape");
-  await page.keyboard.press("F1");
-  await page.waitForSelector(".quick-input-widget .quick-input-box input", { visible: true });
-  await page.keyboard.type(label, { delay: 10 });
-  // The palette puts recently used commands first: pick the row whose label is exactly this one.
-  const index = await until(`"${label}" in the command palette`, async () => {
-    const labels = await page.$$eval(".quick-input-widget .quick-input-list .monaco-list-row", (els) =>
-      els.map((e) => (e.querySelector(".label-name")?.textContent ?? "").replace(/\u00a0/g, " ").trim()),
-    );
-    const i = labels.indexOf(label);
-    return i >= 0 ? i + 1 : null;
-  }, 30000).catch(async (e) => {
-    await screenshot("palette-timeout");
-    throw new Error(`${e.message}; rows: ${JSON.stringify(await quickPickRows(page))}`);
-  });
-  await screenshot(`palette-${label.replace(/\W+/g, "-").toLowerCase()}`);
-  for (let i = 1; i < index; i++) await page.keyboard.press("ArrowDown");
-  await page.keyboard.press("Enter");
-}
-
-/** Opens a file with Quick Open (Ctrl+P). */
-async function openFile(page, name) {
-  await page.keyboard.press("Escape");
-  await page.keyboard.down("Control");
-  await page.keyboard.press("KeyP");
-  await page.keyboard.up("Control");
-  await page.waitForSelector(".quick-input-widget .quick-input-box input", { visible: true });
-  await page.keyboard.type(name, { delay: 10 });
-  await until(`${name} in Quick Open`, async () => {
-    const rows = await quickPickRows(page);
-    return rows.length > 0 && rows[0].includes(name);
-  }, 30000);
-  await page.keyboard.press("Enter");
-  await until(`${name} active`, async () => {
-    const t = await page.$eval(".tabs-container .tab.active", (e) => e.textContent).catch(() => "");
-    return t.includes(name);
-  }, 20000);
-  await sleep(500);
-}
