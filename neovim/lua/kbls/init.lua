@@ -25,7 +25,6 @@ local function define_highlights()
     KblsPath = "Directory",
     KblsReason = "Comment",
     KblsSnippet = "Comment",
-    KblsState = "WarningMsg",
   }) do
     vim.api.nvim_set_hl(0, name, { link = link, default = true })
   end
