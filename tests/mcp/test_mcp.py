@@ -174,6 +174,9 @@ def test_tools_search_related_read_note_and_status_over_stdio(kb: dict[str, Path
 
 def test_roots_come_from_the_client_and_an_unindexed_root_says_run_kbls_index(kb: dict[str, Path]) -> None:
     root, unindexed = kb["root"], kb["unindexed"]
+    broken = kb["base"] / "broken"
+    broken.mkdir(exist_ok=True)
+    (broken / ".kbls.yaml").write_text("max_file_bytes: lots\n")
     default_stores = sorted((kb["cache"] / "kbls").rglob("*"))
 
     async def scenario(session: ClientSession) -> None:
@@ -181,14 +184,16 @@ def test_roots_come_from_the_client_and_an_unindexed_root_says_run_kbls_index(kb
         assert state[str(root)]["indexed"] is True
         assert state[str(unindexed)]["indexed"] is False
         assert "run `kbls index" in state[str(unindexed)]["message"]
+        assert state[str(broken)]["indexed"] is False and "max_file_bytes" in state[str(broken)]["message"]
 
         found = _ok(await session.call_tool("search", {"query": QUERY, "limit": 3}))
         assert found["hits"][0]["path"] == "rust/ownership.md" and found["hits"][0]["root"] == str(root)
         assert any("kbls index" in note and str(unindexed) in note for note in found["notes"])
+        assert any("max_file_bytes" in note and str(broken) in note for note in found["notes"])
         # A note of the unindexed root cannot be read: only indexed roots are served.
         assert "kbls index" in _error(await session.call_tool("read_note", {"path": str(unindexed / "pasta.md")}))
 
-    _session(kb, [], scenario, roots=[root, unindexed])
+    _session(kb, [], scenario, roots=[root, unindexed, broken])
     assert sorted((kb["cache"] / "kbls").rglob("*")) == default_stores, "kbls mcp created or removed store files"
     assert not any(unindexed.rglob("*.sqlite3*"))
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from kbls.config import Config, load_config, resolve_store_dir
 from kbls.engine import Engine
-from kbls.errors import OutsideRootError, QueryError
+from kbls.errors import KblsError, OutsideRootError, QueryError
 from kbls.indexing.embed import Embedder
 from kbls.limits import Mode
 from kbls.mcp.backend import NotesBackend, NoteText, NotIndexedError, RootState
@@ -71,6 +71,8 @@ class LocalBackend(NotesBackend):
                 engines.append(self._engine(root))
             except NotIndexedError as exc:
                 notes.append(str(exc))
+            except KblsError as exc:  # a broken .kbls.yaml or store costs that root, not the others
+                notes.append(f"{root}: {exc}")
         if not engines:
             raise NotIndexedError("; ".join(notes) if notes else "there is no root to search")
         return engines, notes
@@ -126,6 +128,8 @@ class LocalBackend(NotesBackend):
                 states.append(RootState(root=str(root.resolve()), indexed=True, status=self._engine(root).status()))
             except NotIndexedError as exc:
                 states.append(RootState(root=str(root.resolve()), indexed=False, message=str(exc)))
+            except KblsError as exc:
+                states.append(RootState(root=str(root.resolve()), indexed=False, message=f"cannot open: {exc}"))
         return states
 
     def close(self) -> None:
