@@ -46,7 +46,11 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "server"))
+sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from tests.support.raw_stdio import RawStdio  # noqa: E402
+
+import results_file  # noqa: E402
 from doc_section import replace_section  # noqa: E402
 
 log = logging.getLogger("bench_daemon")
@@ -79,17 +83,11 @@ def machine() -> dict[str, str]:
 
 
 def load_results() -> dict:
-    try:
-        return json.loads(RESULTS.read_text())
-    except (OSError, ValueError):
-        return {}
+    return results_file.load(RESULTS)
 
 
 def save_results(phase: str, figures: dict) -> None:
-    results = load_results()
-    results[phase] = {"machine": machine(), **figures}
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(results, indent=2))
+    results_file.save(RESULTS, phase, {"machine": machine(), **figures})
 
 
 def pct(values: list[float], q: float) -> float:
@@ -372,67 +370,18 @@ def build_workspace(chunks: int) -> Path:
 
 
 # -- the daemon ------------------------------------------------------------------------------
-class RawClient:
-    """A minimal synchronous JSON-RPC client over the server's stdio: one thread, no event loop,
-    so the round trip measured is the server's (a threaded client adds its own hand-offs, which
-    cost milliseconds each on a busy two-core machine)."""
-
-    def __init__(self, root: Path, log_file: Path) -> None:
-        import subprocess
-
-        env = dict(os.environ, XDG_CACHE_HOME=str(log_file.parent / "cache"))
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "kbls", "serve", "--log-file", str(log_file), "--log-level", "WARNING"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
-        )
-        self.pid = self.proc.pid
-        self._id = 0
-        self.request("initialize", {
-            "processId": os.getpid(), "rootUri": root.as_uri(), "capabilities": {},
-            "workspaceFolders": [{"uri": root.as_uri(), "name": root.name}],
-        })
-        self.notify("initialized", {})
-
-    def _send(self, message: dict) -> None:
-        body = json.dumps(message).encode()
-        self.proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
-        self.proc.stdin.flush()
-
-    def _read(self) -> dict:
-        length = 0
-        while True:
-            line = self.proc.stdout.readline()
-            if not line:
-                raise RuntimeError("the server closed its output")
-            if line.lower().startswith(b"content-length:"):
-                length = int(line.split(b":")[1])
-            elif line in (b"\r\n", b"\n"):
-                break
-        return json.loads(self.proc.stdout.read(length))
-
-    def notify(self, method: str, params: Any) -> None:
-        self._send({"jsonrpc": "2.0", "method": method, "params": params})
-
-    def request(self, method: str, params: Any) -> Any:
-        self._id += 1
-        wanted = self._id
-        self._send({"jsonrpc": "2.0", "id": wanted, "method": method, "params": params})
-        while True:
-            message = self._read()
-            if "method" in message and "id" in message:  # a request of the server's: say yes
-                self._send({"jsonrpc": "2.0", "id": message["id"], "result": None})
-            elif message.get("id") == wanted:
-                if "error" in message:
-                    raise RuntimeError(message["error"])
-                return message["result"]
+class BenchSession(RawStdio):
+    """`kbls serve` driven by a synchronous client with no event loop and no watchdog thread, so
+    the round trip measured is the server's (a threaded client adds its own hand-offs, which cost
+    milliseconds each on a busy two-core machine)."""
 
     def search(self, query: str, **extra: Any) -> dict:
-        return self.request("kb/search", {"query": query, **extra})
+        return self.request("kb/search", {"query": query, **extra}, deadline=None)
 
     def wait_ready(self, timeout: float = 600) -> dict:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            status = self.request("kb/status", {})
+            status = self.request("kb/status", {}, deadline=None)
             if status["state"] == "ready" and status["queue"] == 0 and status["roots"]:
                 return status
             time.sleep(0.1)
@@ -441,17 +390,11 @@ class RawClient:
     def save(self, path: Path) -> None:
         self.notify("textDocument/didSave", {"textDocument": {"uri": path.as_uri()}})
 
-    def close(self) -> None:
-        try:
-            self.request("shutdown", None)
-            self.notify("exit", None)
-            self.proc.wait(10)
-        except Exception:
-            self.proc.kill()
 
-
-def start(root: Path, tmp: Path, name: str) -> RawClient:
-    return RawClient(root, tmp / f"{name}.log")
+def start(root: Path, tmp: Path, name: str) -> BenchSession:
+    session = BenchSession(tmp, log_level="WARNING", name=name)
+    session.initialize(root)
+    return session
 
 
 def rss_peak_mb(pid: int) -> float:
@@ -488,7 +431,7 @@ def phase_search(rounds: int) -> dict:
                     "server_p50_ms": round(pct(server, 50), 2),
                 }
                 log.info("search %d %s: %s", size, mode, figures[mode])
-            figures["rss_mb"] = round(rss_peak_mb(session.pid), 1)
+            figures["rss_mb"] = round(rss_peak_mb(session.proc.pid), 1)
             out["sizes"][str(size)] = figures
         finally:
             session.close()
@@ -544,7 +487,7 @@ def phase_rss() -> dict:
         status = session.wait_ready(timeout=1800)
         seconds = time.perf_counter() - started
         indexing = {"chunks": status["roots"][0]["chunks"], "files": status["roots"][0]["files"],
-                    "seconds": round(seconds, 1), "peak_rss_mb": round(rss_peak_mb(session.pid), 1)}
+                    "seconds": round(seconds, 1), "peak_rss_mb": round(rss_peak_mb(session.proc.pid), 1)}
     finally:
         session.close()
     log.info("rss while indexing: %s", indexing)

@@ -40,6 +40,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "server"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import results_file  # noqa: E402
 from doc_section import replace_section  # noqa: E402
 from kbls.config import Config, ModelConfig  # noqa: E402
 from kbls.engine import Engine  # noqa: E402
@@ -90,20 +91,12 @@ def where(m: dict) -> str:
 
 
 def load_results() -> dict:
-    try:
-        return json.loads(RESULTS.read_text())
-    except (OSError, ValueError):
-        return {}
+    return results_file.load(RESULTS)
 
 
 def save_results(phase: str, figures: dict) -> None:
-    CACHE.mkdir(parents=True, exist_ok=True)
-    results = load_results()
-    results[phase] = {**figures, "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-                      "machine": machine()}
-    tmp = RESULTS.with_suffix(".tmp")
-    tmp.write_text(json.dumps(results, indent=2))
-    tmp.replace(RESULTS)
+    date = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    results_file.save(RESULTS, phase, {**figures, "date": date, "machine": machine()})
 
 
 def unpack_eval(into: Path) -> Path:

@@ -17,11 +17,8 @@ def workspace(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def session(workspace: Path, tmp_path: Path) -> Iterator[LspSession]:
-    s = LspSession([workspace], tmp_path)
-    try:
+    with LspSession([workspace], tmp_path) as s:
         yield s
-    finally:
-        s.close()
 
 
 @pytest.fixture
@@ -38,11 +35,8 @@ def module_workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def shared_session(module_workspace: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LspSession]:
     """One daemon for a module's read-only tests (starting one costs seconds on two cores)."""
-    s = LspSession([module_workspace], tmp_path_factory.mktemp("shared-logs"))
-    try:
+    with LspSession([module_workspace], tmp_path_factory.mktemp("shared-logs")) as s:
         yield s
-    finally:
-        s.close()
 
 
 @pytest.fixture

@@ -45,18 +45,9 @@ def make_engine(tmp_path: Path, embedder: Embedder) -> Iterator[Callable[..., En
 
 
 @pytest.fixture
-def count_embedded(make_engine: Callable[..., Engine]) -> Iterator[Callable[[Engine], EmbedCounter]]:
-    """count_embedded(engine) -> EmbedCounter recording what the model is given (undone before the engines close)."""
-    counters: list[EmbedCounter] = []
-
-    def wrap(engine: Engine) -> EmbedCounter:
-        counter = EmbedCounter(engine)
-        counters.append(counter)
-        return counter
-
-    yield wrap
-    for counter in counters:
-        counter.restore()
+def count_embedded(monkeypatch: pytest.MonkeyPatch) -> Callable[[Engine], EmbedCounter]:
+    """count_embedded(engine) -> EmbedCounter recording what the model is given."""
+    return lambda engine: EmbedCounter(engine, monkeypatch)
 
 
 @pytest.fixture

@@ -221,6 +221,12 @@ class LspSession:
     def alive(self) -> bool:
         return self.process is not None and self.process.returncode is None
 
+    def __enter__(self) -> LspSession:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def close(self) -> None:
         try:
             self._run(self.client.shutdown_async(None), timeout=10)

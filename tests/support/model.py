@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+import pytest
 
 from kbls.engine import Engine
 from kbls.indexing.embed import Embedder
@@ -18,9 +19,10 @@ def load_embedder() -> Embedder:
 
 
 class EmbedCounter:
-    """Wraps one engine's `embed_passages` and keeps every text it was given."""
+    """Wraps one engine's `embed_passages` (through `monkeypatch`, undone after the test) and keeps
+    every text it was given."""
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
         self.texts: list[str] = []
         original = engine.embedder.embed_passages
 
@@ -28,14 +30,9 @@ class EmbedCounter:
             self.texts.extend(texts)
             return original(texts)
 
-        self._engine = engine
-        # an instance attribute shadows the method until `restore`
-        engine.embedder.embed_passages = recording  # type: ignore[method-assign]
+        monkeypatch.setattr(engine.embedder, "embed_passages", recording)
 
     def take(self) -> list[str]:
         """The texts embedded since the last call."""
         texts, self.texts = self.texts, []
         return texts
-
-    def restore(self) -> None:
-        del self._engine.embedder.embed_passages

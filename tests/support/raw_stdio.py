@@ -92,10 +92,14 @@ class RawStdio:
             raise ServerGone(f"the server closed its output (exit {self.proc.poll()})\n{self.stderr()}")
         return message
 
-    def answer_any(self, deadline: float = 60.0) -> dict[str, Any]:
-        """The next response of the server; its own requests are answered with null on the way."""
-        watchdog = threading.Timer(deadline, self.proc.kill)
-        watchdog.start()
+    def answer_any(self, deadline: float | None = 60.0) -> dict[str, Any]:
+        """The next response of the server; its own requests are answered with null on the way.
+
+        `deadline=None` waits without a watchdog thread (a benchmark's round trip).
+        """
+        watchdog = threading.Timer(deadline, self.proc.kill) if deadline is not None else None
+        if watchdog:
+            watchdog.start()
         try:
             while True:
                 message = self.read()
@@ -106,16 +110,17 @@ class RawStdio:
         except ServerGone as gone:
             raise ServerGone(f"no answer within {deadline}s: {gone}") from None
         finally:
-            watchdog.cancel()
+            if watchdog:
+                watchdog.cancel()
 
-    def answer(self, msg_id: Any, deadline: float = 60.0) -> dict[str, Any]:
+    def answer(self, msg_id: Any, deadline: float | None = 60.0) -> dict[str, Any]:
         """The response to `msg_id` (other responses are dropped)."""
         while True:
             message = self.answer_any(deadline)
             if message.get("id") == msg_id:
                 return message
 
-    def request(self, method: str, params: Any, deadline: float = 60.0) -> Any:
+    def request(self, method: str, params: Any, deadline: float | None = 60.0) -> Any:
         """Send a request and return its result (an error response raises)."""
         msg_id = self.next_id()
         self.send({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
