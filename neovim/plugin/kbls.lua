@@ -7,9 +7,28 @@ vim.g.loaded_kbls = true
 
 local cmd = vim.api.nvim_create_user_command
 
+--- The text of a visual selection (`:'<,'>KbSearch`), on one line.
+local function selection()
+  local ok, lines =
+    pcall(vim.fn.getregion, vim.fn.getpos("'<"), vim.fn.getpos("'>"), { type = vim.fn.visualmode() })
+  if not ok then
+    lines = vim.api.nvim_buf_get_lines(0, vim.fn.line("'<") - 1, vim.fn.line("'>"), false)
+  end
+  return vim.trim((table.concat(lines, " "):gsub("%s+", " ")))
+end
+
 cmd("KbSearch", function(o)
-  require("kbls").search(o.args ~= "" and o.args or nil)
-end, { nargs = "*", desc = "kbls: search the knowledge base" })
+  local query = o.args ~= "" and o.args or nil
+  if not query and o.range > 0 then
+    query = selection()
+  end
+  require("kbls").search(query, { quickfix = o.bang })
+end, {
+  nargs = "*",
+  range = true,
+  bang = true,
+  desc = "kbls: search the knowledge base (! to the quickfix list; a range searches the selection)",
+})
 
 cmd("KbRelated", function(o)
   require("kbls").related({ whole = o.bang })

@@ -12,6 +12,7 @@ local keymaps = require("kbls.keymaps")
 local notify = require("kbls.notify")
 local params = require("kbls.params")
 local pickers = require("kbls.pickers")
+local quickfix = require("kbls.quickfix")
 local status = require("kbls.status")
 
 local M = {}
@@ -116,14 +117,15 @@ end
 --- Search the knowledge base. With a live picker (telescope, snacks, fzf-lua) the picker opens
 --- with `query` as its text; otherwise the query is asked with `vim.ui.input` when missing, sent
 --- once, and the hits shown with `vim.ui.select`.
+--- With `quickfix = true` the hits go to the quickfix list instead (walk them with `:cnext`).
 ---@param query string|nil
----@param opts {picker?: string, bufnr?: integer, search?: table}|nil `search` overrides the `search` options
+---@param opts {picker?: string, bufnr?: integer, search?: table, quickfix?: boolean}|nil `search` overrides the `search` options
 function M.search(query, opts)
   opts = opts or {}
   if query == "" then
     query = nil
   end
-  local picker = pickers.get(opts.picker)
+  local picker = pickers.get(opts.quickfix and "select" or opts.picker)
   if picker.live_search then
     local popts = vim.tbl_extend("force", {}, opts, { query = query })
     popts.picker = nil
@@ -152,6 +154,9 @@ function M.search(query, opts)
     end
     if note ~= "" then
       notify.notify(note:gsub(", refreshed when ready", ""), vim.log.levels.WARN)
+    end
+    if opts.quickfix then
+      return quickfix.show(result.hits, "kbls: " .. query)
     end
     picker.show_hits(list, { title = "kbls: " .. query })
   end, { bufnr = opts.bufnr })

@@ -115,7 +115,7 @@ describe("telescope extension", function()
     assert.equals(1, #server.of("kb/search"))
     assert.equals("alpha", server.of("kb/search")[1].params.query)
     local text = table.concat(result_lines(p), "\n")
-    assert.matches("Alpha › First  a.md:5", text, 1, true)
+    assert.matches("Alpha › First  a.md:5  snippet of Alpha", text, 1, true) -- the snippet too
     assert.matches("Beta › Second  b.md:20", text, 1, true)
 
     -- typing a new query sends a new kb/search

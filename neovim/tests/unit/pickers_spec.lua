@@ -132,6 +132,35 @@ describe("kbls pickers without telescope", function()
     assert.matches("query: too long", msgs[2])
   end)
 
+  it(":KbSearch! puts the hits in the quickfix list; a visual range searches the selection", function()
+    local sent = {}
+    api.search = function(params, cb)
+      sent[#sent + 1] = params.query
+      cb(nil, {
+        hits = { fake.hit(root, "a.md", "A", "A > One", 2, 4), fake.hit(root, "b.md", "B", "B", 19, 25) },
+      })
+      return function() end
+    end
+    vim.ui.select = function()
+      error("must not open a picker")
+    end
+    vim.fn.setqflist({}, "r")
+    vim.cmd("KbSearch! borrow checker")
+    local qf = vim.fn.getqflist({ title = 1, items = 1 })
+    assert.equals("borrow checker", sent[1])
+    assert.equals("kbls: borrow checker", qf.title)
+    assert.equals(2, #qf.items)
+    assert.equals(3, qf.items[1].lnum)
+    assert.equals(root .. "/b.md", vim.api.nvim_buf_get_name(qf.items[2].bufnr))
+    vim.cmd("cclose")
+
+    vim.cmd("edit " .. root .. "/a.md")
+    vim.api.nvim_buf_set_lines(0, 0, 2, false, { "who owns", "the value" })
+    vim.cmd("normal! ggVj\27")
+    vim.cmd("'<,'>KbSearch!")
+    assert.equals("who owns the value", sent[2])
+  end)
+
   it("says when the hits are partial because the index is still loading", function()
     local msgs, shown = {}, nil
     vim.notify = function(m)

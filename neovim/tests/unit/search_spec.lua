@@ -100,8 +100,10 @@ describe("kbls.items", function()
     assert.is_nil(entry.path) -- telescope would resolve a relative `path` against the cwd
     assert.equals("Borrowing › Mutable references rust/borrowing.md", entry.ordinal)
     local text, hls = entry:display()
-    assert.equals("Borrowing › Mutable references  rust/borrowing.md:13", text)
-    assert.equals(3, #hls)
+    assert.equals("Borrowing › Mutable references  rust/borrowing.md:13  snippet of Borrowing", text)
+    assert.equals(4, #hls)
+    assert.equals("snippet of Borrowing", text:sub(hls[4][1][1] + 1, hls[4][1][2]))
+    assert.equals("KblsSnippet", hls[4][2])
     assert.same(
       { filename = ROOT .. "/rust/borrowing.md", lnum = 13, end_lnum = 31 },
       items.preview_target(entry.value)

@@ -37,6 +37,22 @@ local function deps()
   }
 end
 
+--- A row: title › breadcrumb, `path:line`, reasons, then the snippet on one line, so a hit makes
+--- sense where Telescope hides the previewer (below 120 columns).
+---@param entry table
+---@return string text
+---@return table highlights
+function M.display(entry)
+  local text, highlights = items.display(entry.value)
+  local snippet = items.one_line_snippet(entry.value)
+  if snippet ~= "" then
+    local start = #text + 2
+    text = text .. "  " .. snippet
+    highlights[#highlights + 1] = { { start, #text }, items.hl.snippet }
+  end
+  return text, highlights
+end
+
 --- A Telescope entry for a hit (`entry_maker`): `filename`/`lnum`/`lnend`/`col` are what
 --- telescope's grep previewer and `select_*` actions read.
 ---@param hit table
@@ -46,9 +62,7 @@ function M.make_entry(hit)
   return {
     value = item,
     ordinal = items.ordinal(item),
-    display = function(entry)
-      return items.display(entry.value)
-    end,
+    display = M.display,
     filename = item.filename,
     lnum = item.lnum,
     lnend = item.end_lnum,
