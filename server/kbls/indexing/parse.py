@@ -16,13 +16,19 @@ from urllib.parse import unquote
 
 import yaml
 
-from kbls.indexing.markdown import SourceBlock, parse_markdown
+from kbls.indexing.markdown import MarkdownStructure, SourceBlock, parse_markdown
 from kbls.notepath import note_stem
 
 #: frontmatter larger than this is not parsed (a YAML bomb is cheap to write, costly to load).
 MAX_FRONTMATTER_BYTES = 64 * 1024
 #: a closing `---` further down than this is not looked for: the lines are body.
 MAX_FRONTMATTER_LINES = 2000
+#: markdown structure is parsed this far (time: markdown-it-py reads ~20k list lines a second);
+#: the rest of a longer note is indexed as plain paragraphs, with a warning.
+MAX_MARKDOWN_LINES = 50_000
+#: sections (headings) per note; later headings are indexed as text of the last section, with a
+#: warning. Bounds breadcrumb and chunking work on pathological notes (20k headings: see docs).
+MAX_SECTIONS = 2_000
 
 _RST_UNDERLINE = re.compile(r"^([=\-~^\"'`#*+:.<>_])\1{2,}[ \t]*$")
 _TAG = re.compile(r"(?<![\w#&/\]\[(])#([A-Za-z_\u00c0-\uffff][\w/\-\u00c0-\uffff]*)")
@@ -116,17 +122,22 @@ def _link_target(source_path: str, target: str) -> str | None:
     return joined
 
 
-def _blocks_md(text: str, lines: list[str]) -> tuple[list[SourceBlock], dict[str, object], str | None, frozenset[int]]:
-    """(blocks, frontmatter mapping, warning, code lines) of a markdown note."""
+def _blocks_md(lines: list[str]) -> tuple[MarkdownStructure, dict[str, object], list[str]]:
+    """(structure, frontmatter mapping, warnings) of a markdown note."""
     opened = bool(lines) and lines[0].rstrip() == "---"
     if opened and not any(line.rstrip() in ("---", "...") for line in lines[1:MAX_FRONTMATTER_LINES]):
-        structure = parse_markdown(lines, front_matter=False)
-        return structure.blocks, {}, "frontmatter: no closing '---' line; treated as body", structure.code_lines
-    structure = parse_markdown(lines)
+        structure = parse_markdown(lines, front_matter=False, max_lines=MAX_MARKDOWN_LINES)
+        return structure, {}, ["frontmatter: no closing '---' line; treated as body"]
+    structure = parse_markdown(lines, max_lines=MAX_MARKDOWN_LINES)
+    warnings = []
+    if structure.parsed_lines < len(lines):
+        warnings.append(
+            f"longer than {MAX_MARKDOWN_LINES:,} lines: from line {structure.parsed_lines + 1} on, read as plain paragraphs"
+        )
     if structure.front_matter is None:
-        return structure.blocks, {}, None, structure.code_lines
+        return structure, {}, warnings
     meta, warning = _frontmatter(structure.front_matter)
-    return structure.blocks, meta, warning, structure.code_lines
+    return structure, meta, [warning, *warnings] if warning else warnings
 
 
 def _blocks_rst(lines: list[str]) -> list[SourceBlock]:
@@ -161,10 +172,11 @@ def _blocks_rst(lines: list[str]) -> list[SourceBlock]:
     return out
 
 
-def _blocks_txt(lines: list[str]) -> list[SourceBlock]:
+def _blocks_txt(lines: list[str], first: int = 0) -> list[SourceBlock]:
+    """Paragraphs: runs of non-blank lines from line `first` on."""
     out: list[SourceBlock] = []
     para_start: int | None = None
-    for i, line in enumerate(lines):
+    for i, line in enumerate(lines[first:], first):
         if not line.strip():
             if para_start is not None:
                 out.append(SourceBlock(para_start, i - 1))
@@ -218,17 +230,20 @@ def parse_note(rel_path: str, text: str) -> ParsedNote:
     lines = text.split("\n")
     stem = note_stem(rel_path)
     meta: dict[str, object] = {}
-    warning = None
+    warnings: list[str] = []
     code_lines: frozenset[int] = frozenset()
+    plain_from = len(lines)  # markdown beyond MAX_MARKDOWN_LINES: plain paragraphs, no tags or links
     if kind == "md":
-        blocks, meta, warning, code_lines = _blocks_md(text, lines)
+        structure, meta, warnings = _blocks_md(lines)
+        code_lines, plain_from = structure.code_lines, structure.parsed_lines
+        blocks = structure.blocks + _blocks_txt(lines, plain_from)
     elif kind == "rst":
         blocks = _blocks_rst(lines)
     else:
         blocks = _blocks_txt(lines)
 
     title = _title(meta, blocks, kind, lines, stem)
-    note = ParsedNote(title=title[:300], kind=kind, warning=warning, title_from_name=title == stem)
+    note = ParsedNote(title=title[:300], kind=kind, title_from_name=title == stem)
     note_type = meta.get("type")
     note.note_type = str(note_type).strip() if isinstance(note_type, (str, int)) else None
     tags = _as_str_list(meta.get("tags") if "tags" in meta else meta.get("tag"))
@@ -239,9 +254,12 @@ def parse_note(rel_path: str, text: str) -> ParsedNote:
     current = Section(headings=[])
     note.sections.append(current)
     links: list[tuple[str, str]] = []
+    capped_at: int | None = None
     for block in blocks:
         block_text = "\n".join(lines[block.start : block.end + 1])
-        if block.heading_level:
+        if block.heading_level and len(note.sections) >= MAX_SECTIONS:
+            capped_at = block.start if capped_at is None else capped_at
+        elif block.heading_level:
             level, heading = block.heading_level, block.heading_text
             while stack and stack[-1][0] >= level:
                 stack.pop()
@@ -253,11 +271,14 @@ def parse_note(rel_path: str, text: str) -> ParsedNote:
             current.blocks.append(Block(block.start, block.end, block_text, is_heading=True))
             continue
         current.blocks.append(Block(block.start, block.end, block_text))
-        if kind == "md" and not block.is_code:
+        if kind == "md" and not block.is_code and block.start < plain_from:
             scan = _text_outside_code(lines, block, block_text, code_lines)
             tags.extend(m.group(1) for m in _TAG.finditer(scan))
             links.extend(_links(rel_path, scan))
 
+    if capped_at is not None:
+        warnings.append(f"more than {MAX_SECTIONS:,} headings: from line {capped_at + 1} on, headings are read as text")
+    note.warning = "; ".join(warnings) or None
     note.sections = [s for s in note.sections if s.blocks]
     note.tags = [tag for tag in dict.fromkeys(t.strip().lower() for t in tags) if tag]
     note.links = [link for link in dict.fromkeys(links) if link[1] != rel_path]
