@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -106,14 +107,20 @@ def test_daemon_reports_a_full_disk_keeps_answering_and_resumes(tmp_path: Path, 
     assert len(check_store(store, root).chunks) == NOTES
 
 
-def test_a_healthy_store_on_a_full_disk_is_not_set_aside_as_damaged(tmp_path: Path, small_disk) -> None:
-    disk, grow, resize = small_disk
+def _indexed_root(tmp_path: Path, disk: Path, grow: Callable[[], None]) -> tuple[Path, Path]:
+    """A 30-note root indexed by `kbls index` into a store on the (grown) small disk."""
     grow()
     root = tmp_path / "notes"
     make_corpus(root, 30)
     store = disk / "store"
     write_config(root, store=str(store))
     assert run_kbls(["index", "--root", str(root)], tmp_path).returncode == 0
+    return root, store
+
+
+def test_a_healthy_store_on_a_full_disk_is_not_set_aside_as_damaged(tmp_path: Path, small_disk) -> None:
+    disk, grow, resize = small_disk
+    root, store = _indexed_root(tmp_path, disk, grow)
     before = check_store(store, root, full_scan_done=True)
     resize("4m")
     _fill(disk / "filler")
@@ -132,12 +139,7 @@ def test_a_healthy_store_on_a_full_disk_is_not_set_aside_as_damaged(tmp_path: Pa
 
 def test_daemon_started_on_a_full_disk_serves_the_root_once_space_returns(tmp_path: Path, small_disk) -> None:
     disk, grow, resize = small_disk
-    grow()
-    root = tmp_path / "notes"
-    make_corpus(root, 30)
-    store = disk / "store"
-    write_config(root, store=str(store))
-    assert run_kbls(["index", "--root", str(root)], tmp_path).returncode == 0
+    root, store = _indexed_root(tmp_path, disk, grow)
     resize("4m")
     _fill(disk / "filler")
     daemon = LspSession([root], tmp_path)
