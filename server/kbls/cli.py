@@ -25,10 +25,12 @@ if TYPE_CHECKING:
     from kbls.engine import Engine
 
 
-def _engine(args: argparse.Namespace, check_store: bool = False) -> Engine:
+def _engine(args: argparse.Namespace, check_store: bool = False, read_only: bool = False) -> Engine:
     from kbls.engine import Engine
 
-    engine = Engine(Path(args.root), store_dir=Path(args.store) if args.store else None, check_store=check_store)
+    engine = Engine(
+        Path(args.root), store_dir=Path(args.store) if args.store else None, check_store=check_store, read_only=read_only
+    )
     if engine.notice:
         print(f"kbls: {engine.notice}", file=sys.stderr)
     return engine
@@ -92,7 +94,7 @@ def _print_hits(hits: Sequence[Hit]) -> None:
 
 
 def cmd_search(args: argparse.Namespace) -> int:
-    engine = _engine(args)
+    engine = _engine(args, read_only=True)
     try:
         result = engine.search(args.query, limit=args.limit, mode=args.mode, group_by_file=args.group_by_file)
         empty_store = not result.hits and engine.store.counts().files == 0
@@ -113,7 +115,7 @@ def cmd_related(args: argparse.Namespace) -> int:
     target, _, line = args.file.rpartition(":")
     if not target or not line.isdigit():
         target, line = args.file, ""
-    engine = _engine(args)
+    engine = _engine(args, read_only=True)
     try:
         path = Path(target)
         if not path.is_absolute():
@@ -129,7 +131,7 @@ def cmd_related(args: argparse.Namespace) -> int:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    engine = _engine(args)
+    engine = _engine(args, read_only=True)
     try:
         status = engine.status()
     finally:

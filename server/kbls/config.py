@@ -198,6 +198,19 @@ def load_config(root: Path, overrides: dict[str, Any] | None = None) -> tuple[Co
     return _convert(raw, str(path)), config_path
 
 
+def _own_folder(store: Path, root: Path, setting: str) -> Path:
+    """`store`, unless it is the root or above it."""
+    root = root.resolve()
+    if store == root or store in root.parents:
+        where = "is the workspace root itself" if store == root else f"contains the workspace root {root}"
+        raise ConfigError(
+            f"{setting}: the store folder {store} {where}; the store needs a folder of its own, "
+            f"such as `store: .kbls` (inside the root, never indexed) or no `store:` at all "
+            f"(a per-root folder in the user cache)"
+        )
+    return store
+
+
 def user_cache_dir() -> Path:
     if sys.platform == "darwin":
         return Path.home() / "Library" / "Caches" / "kbls"
@@ -207,11 +220,16 @@ def user_cache_dir() -> Path:
 
 
 def resolve_store_dir(root: Path, config: Config, explicit: Path | None = None) -> Path:
-    """Where the root's store lives: --store, then config `store`, then the user cache dir."""
+    """Where the root's store lives: --store, then config `store`, then the user cache dir.
+
+    :raises ConfigError: `--store` or `store:` names the root itself or a folder above it: the
+        scan leaves out the store's folder, so such a root would index nothing.
+    """
     if explicit is not None:
-        return explicit.expanduser().resolve()
+        return _own_folder(explicit.expanduser().resolve(), root, f"--store {explicit}")
     if config.store:
         store = Path(config.store).expanduser()
-        return (store if store.is_absolute() else root / store).resolve()
+        resolved = (store if store.is_absolute() else root / store).resolve()
+        return _own_folder(resolved, root, f"{root / CONFIG_FILE}: store: {config.store}")
     digest = hashlib.sha256(str(root.resolve()).encode()).hexdigest()[:12]
     return user_cache_dir() / f"{root.resolve().name or 'root'}-{digest}"

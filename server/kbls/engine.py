@@ -57,7 +57,10 @@ class Engine:
         load_model_on_demand: bool = True,
         on_model_mismatch: str = "raise",
         check_store: bool = False,
+        read_only: bool = False,
     ) -> None:
+        """:param read_only: for commands that only read (status, search): nothing is created
+        or written; a root never indexed gets an empty store in memory (see `Store`)."""
         self.root = Path(root).resolve()
         if config is None:
             config, _ = load_config(self.root, overrides)
@@ -71,6 +74,7 @@ class Engine:
         self.store, self.notice = open_or_recover(
             self.store_dir, model_id=self.embedder.model_id, dimension=self.embedder.dimension,
             model_sha256=self.embedder.sha256, on_model_mismatch=on_model_mismatch, check=check_store,
+            root=self.root, read_only=read_only,
         )
         self.vectors = VectorIndex(self.store)
         self.load_model_on_demand = load_model_on_demand

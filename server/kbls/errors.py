@@ -39,3 +39,7 @@ class OutsideRootError(KblsError):
 
 class QueryError(KblsError):
     """A search request is invalid (bad mode, limit or filter)."""
+
+
+class StoreRootMismatchError(StoreError):
+    """The store holds the index of another workspace root (two roots name one `store:`)."""

@@ -16,7 +16,7 @@ from tests.support.corpus import REPO
 from tests.support.lsp_client import LspSession
 from tests.support.processes import assert_no_traceback, run_kbls
 
-from kbls.config import Config, load_config
+from kbls.config import Config, load_config, resolve_store_dir
 from kbls.errors import ConfigError
 
 
@@ -140,3 +140,32 @@ def test_a_yaml_bomb_or_loop_in_the_config_is_an_error_at_once(tmp_path: Path, t
     with pytest.raises(ConfigError, match=str(tmp_path / ".kbls.yaml")):
         load_config(tmp_path)
     assert time.perf_counter() - started < 2
+
+
+@pytest.mark.parametrize(("setting", "what"), [(".", "is the workspace root itself"), ("..", "contains the workspace root")])
+def test_a_store_at_or_above_the_root_is_a_config_error(tmp_path: Path, setting: str, what: str) -> None:
+    """Issue 14: `store: .` or `store: ..` indexed 0 files (the scan leaves out the store's
+    folder, here the whole root) and exited 0 without a word."""
+    root = tmp_path / "notes"
+    root.mkdir()
+    (root / "a.md").write_text("# A\n\nsome text\n")
+    (root / ".kbls.yaml").write_text(f"store: {setting}\n")
+    for command in (["index"], ["status"], ["search", "text"]):
+        proc = run_kbls([*command, "--root", str(root)], tmp_path)
+        assert_no_traceback(proc)
+        assert proc.returncode == 2, (command, proc.stderr)
+        assert f"store: {setting}" in proc.stderr and what in proc.stderr and ".kbls.yaml" in proc.stderr, proc.stderr
+    assert sorted(p.name for p in root.iterdir()) == [".kbls.yaml", "a.md"]  # nothing was written
+    proc = run_kbls(["index", "--root", str(root), "--store", str(tmp_path)], tmp_path)
+    assert proc.returncode == 2 and "--store" in proc.stderr and "contains the workspace root" in proc.stderr
+
+
+def test_a_store_inside_the_root_stays_allowed(tmp_path: Path) -> None:
+    """`store: .kbls` keeps the index with the notes; the scan never indexes the store folder."""
+    root = tmp_path / "notes"
+    root.mkdir()
+    (root / ".kbls.yaml").write_text("store: .kbls\n")
+    config, _ = load_config(root)
+    assert resolve_store_dir(root, config) == (root / ".kbls").resolve()
+    with pytest.raises(ConfigError, match=r"store: sub/\.\."):
+        resolve_store_dir(root, msgspec.structs.replace(config, store="sub/.."))

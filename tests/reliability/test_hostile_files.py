@@ -8,6 +8,7 @@ ignored; a whole index of the hostile root stays under 1 GiB of memory.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -51,6 +52,11 @@ FILES: dict[str, tuple[bytes, str | None]] = {
     "empty.md": (b"", None),
     "crlf.md": (b"# Windows\r\n\r\nline one\r\nline two\r\n", None),
     "bom.md": ("\ufeff# With BOM\n\nbody\n".encode(), None),
+    # Issue 14: Windows editors save UTF-16 with a BOM; NUL bytes there are not "binary".
+    "utf16-le.md": ("\ufeff# UTF-16 LE\n\nsaved by Notepad\n".encode("utf-16-le"), None),
+    "utf16-be.md": ("\ufeff# UTF-16 BE\n\nbig endian\n".encode("utf-16-be"), None),
+    "utf32.md": ("\ufeff# UTF-32\n\nfour bytes a character\n".encode("utf-32-le"), None),
+    "utf16-odd.md": ("\ufeff# Cut short\n".encode("utf-16-le") + b"\x41", "invalid UTF-16"),
 }
 
 
@@ -98,7 +104,8 @@ def test_hostile_files_are_skipped_or_indexed_with_a_reason(tmp_path: Path, embe
             assert path in problems, f"{path!r}: no reason in the status (have {sorted(problems)})"
             assert fragment in problems[path], (path, problems[path])
         indexed = set(check_store(engine.store_dir, root, full_scan_done=True).chunks)
-        for name in ("ok.md", "invalid-utf8.md", "bomb.md", "nested.md", "crlf.md", "bom.md", "list-frontmatter.md"):
+        for name in ("ok.md", "invalid-utf8.md", "bomb.md", "nested.md", "crlf.md", "bom.md", "list-frontmatter.md",
+                     "utf16-le.md", "utf16-be.md", "utf32.md", "utf16-odd.md"):
             assert name in indexed, f"{name} was not indexed"
         assert not any("secret" in p or "outside-dir" in p or "self-loop" in p for p in indexed)
         assert not engine.search("swordfish password", mode="lexical").hits, "read a file outside the root"
@@ -222,3 +229,23 @@ def test_daemon_lists_each_skipped_file_with_its_reason_in_kb_status(tmp_path: P
         assert daemon.search("ordinary note about gardening").hits
     finally:
         daemon.close()
+
+
+def test_a_utf16_note_is_found_by_kbls_search(tmp_path: Path) -> None:
+    """Issue 14: a UTF-16 note with a BOM was skipped as "binary file" and could never be found."""
+    root = tmp_path / "notes"
+    root.mkdir()
+    write_config(root)
+    text = "# Quarterly zeppelin budget\r\n\r\nThe zeppelin hangar lease.\r\n"
+    (root / "windows.md").write_bytes(text.encode("utf-16"))  # with its BOM, as Notepad saves it
+    env = child_env(tmp_path)
+    index = subprocess.run([str(KBLS), "index", "--root", str(root)], capture_output=True, text=True, env=env, timeout=300)
+    assert index.returncode == 0, index.stderr
+    assert "windows.md" not in index.stderr, index.stderr  # no reason listed: indexed cleanly
+    search = subprocess.run(
+        [str(KBLS), "search", "zeppelin hangar", "--root", str(root), "--mode", "lexical", "--json"],
+        capture_output=True, text=True, env=env, timeout=300,
+    )
+    assert search.returncode == 0, search.stderr
+    hits = json.loads(search.stdout)
+    assert [h["path"] for h in hits] == ["windows.md"] and hits[0]["title"] == "Quarterly zeppelin budget"

@@ -8,6 +8,7 @@ and a store made with another model. Each is met by the CLI (`kbls index`, `kbls
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from collections.abc import Callable
@@ -135,3 +136,45 @@ def test_a_store_held_by_a_stalled_writer_is_not_taken_for_a_damaged_one(indexed
     assert_no_traceback(proc)
     assert not list(store.glob(f"{STORE_FILE}.damaged-*")), proc.stderr
     assert proc.returncode == 0 or proc.stderr.startswith("kbls: "), proc.stderr
+
+
+def test_two_roots_naming_one_store_are_refused_and_the_first_index_survives(tmp_path: Path) -> None:
+    """Issue 14: indexing B into A's store replaced A's rows; searching A then returned B's notes."""
+    shared = tmp_path / "shared-store"
+    first, second = tmp_path / "first", tmp_path / "second"
+    for root, word in ((first, "aardvark"), (second, "bandicoot")):
+        root.mkdir()
+        (root / "n1.md").write_text(f"# {word.title()}\n\nNotes about the {word}.\n")
+        write_config(root, store=str(shared))
+    assert run_kbls(["index", "--root", str(first)], tmp_path).returncode == 0
+    proc = run_kbls(["index", "--root", str(second)], tmp_path)
+    assert_no_traceback(proc)
+    assert proc.returncode == 1, proc.stderr
+    assert str(first) in proc.stderr and str(second) in proc.stderr and "`store:`" in proc.stderr, proc.stderr
+    for command in (["status"], ["search", "bandicoot"]):  # read-only commands refuse too
+        proc = run_kbls([*command, "--root", str(second)], tmp_path)
+        assert proc.returncode == 1 and str(first) in proc.stderr, proc.stderr
+    proc = run_kbls(["search", "aardvark", "--root", str(first), "--mode", "lexical", "--json"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert [h["path"] for h in json.loads(proc.stdout)] == ["n1.md"] and "Aardvark" in proc.stdout
+
+
+@pytest.mark.parametrize("command", [["status"], ["search", "anything"], ["related", "a.md"]])
+def test_read_only_commands_on_a_never_indexed_root_create_no_store(tmp_path: Path, command: list[str]) -> None:
+    """Issue 14: `kbls status` on a root never indexed created its store folder."""
+    root = tmp_path / "notes"
+    root.mkdir()
+    (root / "a.md").write_text("# A\n\nsome text\n")
+    write_config(root, store=".kbls-store")
+    cache = tmp_path / "xdg-cache"
+    if command[0] == "related":
+        command = ["related", str(root / "a.md")]
+    proc = run_kbls([*command, "--root", str(root)], tmp_path)
+    assert_no_traceback(proc)
+    assert proc.returncode == 0, proc.stderr
+    assert not (root / ".kbls-store").exists()
+    assert not any(cache.rglob("*.sqlite3*")), "a store was created in the user cache"
+    if command[0] == "status":
+        assert "files:     0" in proc.stdout
+    if command[0] == "search":
+        assert "run `kbls index` first" in proc.stderr

@@ -23,6 +23,7 @@ from kbls.indexing.chunk import Chunker
 from kbls.indexing.embed import Embedder
 from kbls.indexing.parse import parse_note
 from kbls.indexing.scan import Candidate, Scanner
+from kbls.indexing.text import decode_text
 from kbls.results import IndexReport, Skipped
 from kbls.storage.records import ChunkRecord, FileRow, NoteRecord
 from kbls.storage.store import Store
@@ -165,16 +166,11 @@ class IndexPipeline:
         if not force and row is not None and row.hash == digest and row.error is None:
             self.store.touch(rel, candidate.size, candidate.mtime_ns)
             return None
-        if b"\x00" in data:
+        decoded = decode_text(data)  # UTF-8, or UTF-16/32 with a BOM
+        if decoded is None:
             skip("binary file (contains NUL bytes)")
             return None
-        warning = None
-        try:
-            text = data.decode("utf-8-sig")
-        except UnicodeDecodeError as exc:
-            text = data.decode("utf-8-sig", errors="replace")
-            warning = f"invalid UTF-8 at byte {exc.start}; undecodable bytes were replaced"
-        text = text.replace("\r\n", "\n").replace("\r", "\n")
+        text, warning = decoded.text, decoded.warning
         try:
             note = parse_note(rel, text)
             chunks = self.chunker.chunk(note)

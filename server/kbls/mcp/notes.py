@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 
 from kbls.errors import OutsideRootError
+from kbls.indexing.text import decode_text
 
 #: most lines and characters one `read_note` returns; the result says where to read on.
 MAX_NOTE_LINES = 400
@@ -74,9 +75,10 @@ def read_lines(file: Path, start_line: int | None, end_line: int | None, max_byt
         data = handle.read(max_bytes + 1)
     if len(data) > max_bytes:
         raise ValueError(f"the file is larger than max_file_bytes ({max_bytes} bytes); kbls does not index it")
-    if b"\0" in data:
+    decoded = decode_text(data)  # as the indexer reads it: UTF-8, or UTF-16/32 with a BOM
+    if decoded is None:
         raise ValueError("the file is binary (contains NUL bytes)")
-    text = data.decode("utf-8-sig", errors="replace").replace("\r\n", "\n").replace("\r", "\n")
+    text = decoded.text
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()

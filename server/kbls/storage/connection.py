@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import IO, cast
+from urllib.parse import quote
 
 from kbls.errors import CorruptStoreError, StoreBusyError, StoreFullError
 from kbls.query.globs import glob_matches
@@ -63,18 +64,31 @@ def _sql_glob(pattern: str, path: str) -> int:
     return 1 if glob_matches(pattern, path) else 0
 
 
-def connect(path: Path, *, read_only: bool = False) -> Connection:
+def read_only_uri(path: Path) -> str:
+    """The URI that opens `path` read-only: nothing is created, a missing file is an error."""
+    return f"file:{quote(path.as_posix())}?mode=ro"
+
+
+def memory_uri(name: str) -> str:
+    """The URI of an in-memory database that every connection of this process naming it shares."""
+    return f"file:{quote(name)}?mode=memory&cache=shared"
+
+
+def connect(path: Path, *, read_only: bool = False, uri: str | None = None) -> Connection:
     """A connection to the store file at `path` with sqlite-vec loaded and kbls's pragmas set.
 
     :param read_only: open with `mode=ro`: a missing file is an error instead of being created.
+    :param uri: open this URI instead of `path` (`memory_uri`); `path` still names it in errors.
     :raises StoreFullError: the disk refuses writes.
     :raises CorruptStoreError: the file cannot be opened as a database.
     """
     try:
-        target = f"file:{path.as_posix()}?mode=ro" if read_only else str(path)
+        target = uri or (read_only_uri(path) if read_only else str(path))
         conn = cast(
             Connection,
-            SQLITE.connect(target, timeout=BUSY_TIMEOUT_S, check_same_thread=False, isolation_level=None, uri=read_only),
+            SQLITE.connect(
+                target, timeout=BUSY_TIMEOUT_S, check_same_thread=False, isolation_level=None, uri=target.startswith("file:")
+            ),
         )
         conn.enable_load_extension(True)
         import sqlite_vec
@@ -96,9 +110,10 @@ def connect(path: Path, *, read_only: bool = False) -> Connection:
 class ConnectionPool:
     """The connections of one store file: one per reading thread, closed together."""
 
-    def __init__(self, path: Path, *, read_only: bool = False) -> None:
+    def __init__(self, path: Path, *, read_only: bool = False, uri: str | None = None) -> None:
         self.path = path
         self.read_only = read_only
+        self.uri = uri
         self._local = threading.local()
         # guards `_connections` (appended from any reading thread, cleared by close()).
         self._conn_lock = threading.Lock()
@@ -108,7 +123,7 @@ class ConnectionPool:
 
     def open(self) -> Connection:
         """A new connection that `close()` closes too (e.g. `VectorIndex`'s own)."""
-        conn = connect(self.path, read_only=self.read_only)
+        conn = connect(self.path, read_only=self.read_only, uri=self.uri)
         with self._conn_lock:
             self._connections.append(conn)
         return conn

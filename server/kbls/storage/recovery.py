@@ -30,16 +30,26 @@ def open_or_recover(
     model_sha256: str | None,
     on_model_mismatch: str = "raise",
     check: bool = False,
+    root: Path | None = None,
+    read_only: bool = False,
 ) -> tuple[Store, str | None]:
     """Open the store in `directory`; a damaged one (or one of another model, when
-    `on_model_mismatch == "rebuild"`) is set aside and a new one started.
+    `on_model_mismatch == "rebuild"`) is set aside and a new one started. A read-only open
+    (see `Store`) changes nothing on disk, so it recovers nothing: it raises.
 
+    :param root: the workspace root whose index this is (see `Store`).
     :returns: the store and, when one was set aside, a plain-words notice for the user.
+    :raises StoreRootMismatchError: never set aside: the store is another root's, and fine.
     """
 
     def open_store() -> Store:
-        return Store(directory, model_id=model_id, dimension=dimension, model_sha256=model_sha256, check=check)
+        return Store(
+            directory, model_id=model_id, dimension=dimension, model_sha256=model_sha256, check=check,
+            root=root, read_only=read_only,
+        )
 
+    if read_only:
+        return open_store(), None
     try:
         return open_store(), None
     except ModelMismatchError as exc:

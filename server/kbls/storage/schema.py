@@ -1,19 +1,26 @@
 """The store's tables, its `meta` table and the migrations between schema versions.
 
-`ensure_schema` runs when a store opens: it creates what is missing, migrates an older schema in
-place (each step in the transaction that records it) and refuses a store it cannot serve: another
-schema, another model. The FTS5 table is defined in `kbls.storage.fts`.
+`ensure_schema` runs when a store opens for writing: it creates what is missing, migrates an
+older schema in place (each step in the transaction that records it) and refuses a store it
+cannot serve: another schema, another model, another workspace root. `read_schema` does the
+checks without writing. The FTS5 table is defined in `kbls.storage.fts`.
+
+`meta` keys: schema_version, model_id, dimension, model_sha256, created_at; `root` (the
+workspace root whose index this is: two roots that name one `store:` must not mix their notes)
+and `generation` (a random token of this store file, so a store deleted and created again is
+told apart from the one a process opened even when the file system reuses the inode).
 """
 
 from __future__ import annotations
 
 import logging
 import time
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 from textwrap import dedent
 
-from kbls.errors import CorruptStoreError, ModelMismatchError
+from kbls.errors import CorruptStoreError, ModelMismatchError, StoreError, StoreRootMismatchError
 from kbls.notepath import file_stem
 from kbls.storage.connection import Connection, ConnectionPool
 from kbls.storage.fts import FTS_TABLE_SQL
@@ -104,14 +111,22 @@ def read_meta(conn: Connection) -> dict[str, str]:
 
 
 def ensure_schema(
-    pool: ConnectionPool, *, model_id: str, dimension: int, model_sha256: str | None, check: bool
+    pool: ConnectionPool,
+    *,
+    model_id: str,
+    dimension: int,
+    model_sha256: str | None,
+    check: bool,
+    root: Path | None = None,
 ) -> dict[str, str]:
-    """Create or migrate the schema of `pool`'s store and check that it serves this model.
+    """Create or migrate the schema of `pool`'s store and check that it serves this model and root.
 
     :param check: run `PRAGMA quick_check` first (a daemon opening a store it did not create).
+    :param root: the workspace root opening the store (None: a tool that does not index).
     :returns: the `meta` table after creation and migration.
     :raises CorruptStoreError: damaged, or of a schema this version cannot migrate.
     :raises ModelMismatchError: the store holds vectors of another model or dimension.
+    :raises StoreRootMismatchError: the store holds the index of another root that still exists.
     """
     path: Path = pool.path
     conn = pool.conn
@@ -120,7 +135,7 @@ def ensure_schema(
         if result != "ok":
             raise CorruptStoreError(f"the store {path} is damaged ({result})")
     mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
-    if str(mode).lower() != "wal":
+    if str(mode).lower() != "wal" and pool.uri is None:  # an in-memory store has no WAL
         log.warning("store %s: journal mode is %s, not WAL", path, mode)
     with pool.atomic() as c:
         for statement in SCHEMA.split(";"):
@@ -138,6 +153,7 @@ def ensure_schema(
                     ("dimension", str(dimension)),
                     ("model_sha256", model_sha256 or ""),
                     ("created_at", str(time.time())),
+                    ("generation", uuid.uuid4().hex),
                 ],
             )
             meta = read_meta(c)
@@ -151,8 +167,53 @@ def ensure_schema(
         if meta.get("schema_version") == str(SCHEMA_VERSION):
             for statement in POST_MIGRATION_SQL:
                 c.execute(statement)
-    check_meta(path, meta, model_id=model_id, dimension=dimension)
+        check_meta(path, meta, model_id=model_id, dimension=dimension)
+        if root is not None and check_root(path.parent, meta, root):
+            _set_meta(c, meta, "root", str(root))
+        if "generation" not in meta:  # stores of earlier versions: given one on first open
+            _set_meta(c, meta, "generation", uuid.uuid4().hex)
     return meta
+
+
+def read_schema(pool: ConnectionPool, *, model_id: str, dimension: int, root: Path | None = None) -> dict[str, str]:
+    """`ensure_schema`'s checks on a store opened read-only; nothing is written.
+
+    :raises StoreError: the store must be upgraded by `kbls index` first.
+    """
+    meta = read_meta(pool.conn)
+    version = meta.get("schema_version", "")
+    if version.isdigit() and int(version) in MIGRATIONS:
+        raise StoreError(f"the store {pool.path} was written by an earlier kbls; run `kbls index` once to upgrade it")
+    check_meta(pool.path, meta, model_id=model_id, dimension=dimension)
+    if root is not None:
+        check_root(pool.path.parent, meta, root)
+    return meta
+
+
+def check_root(directory: Path, meta: dict[str, str], root: Path) -> bool:
+    """Whether `root` may use this store, and must be recorded as its root (True) or is (False).
+
+    A store that records no root (new, or of an earlier kbls) takes this one; so does a store
+    whose root no longer exists (the folder was moved or renamed).
+
+    :raises StoreRootMismatchError: another root that still exists indexed into this store.
+    """
+    recorded = meta.get("root")
+    if recorded == str(root):
+        return False
+    if recorded is None or not Path(recorded).is_dir():
+        return True
+    raise StoreRootMismatchError(
+        f"the store {directory} holds the index of {recorded}, not of {root}: two workspace roots "
+        f"cannot share one store, their notes would mix. Give each root a store of its own (the "
+        f"`store:` setting of its .kbls.yaml, or --store), or remove `store:` to use a per-root "
+        f"folder in the user cache. If {root} is a copy of {recorded}, run `kbls index --rebuild` in it."
+    )
+
+
+def _set_meta(c: Connection, meta: dict[str, str], key: str, value: str) -> None:
+    c.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
+    meta[key] = value
 
 
 def check_meta(path: Path, meta: dict[str, str], *, model_id: str, dimension: int) -> None:
