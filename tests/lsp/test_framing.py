@@ -146,8 +146,11 @@ def test_the_tail_of_a_broken_body_is_not_taken_for_a_header() -> None:
     assert frames[2:] == [b"[]"]
 
 
-def test_header_lines_without_a_blank_line_end_are_cut_off() -> None:
-    frames = _read_all(b"".join(b"X-%d: y\r\n" % i for i in range(100)) + b"Content-Length: 2\r\n\r\n{}")
+@pytest.mark.parametrize(
+    "many", [b"".join(b"X-%d: y\r\n" % i for i in range(100)), b"X: y\r\n" * 100], ids=["distinct names", "one name"]
+)
+def test_header_lines_without_a_blank_line_end_are_cut_off(many: bytes) -> None:
+    frames = _read_all(many + b"Content-Length: 2\r\n\r\n{}")
     assert isinstance(frames[0], Malformed)
     assert frames[1:] == [b"{}"]
 

@@ -119,6 +119,7 @@ class FrameReader:
 
     async def read(self) -> bytes | Malformed | None:
         headers: dict[bytes, bytes] = {}
+        lines = 0
         if self._resync_from is not None:
             length = await self._resynchronise(self._resync_from)
             self._resync_from = None
@@ -138,8 +139,9 @@ class FrameReader:
                 if headers:
                     break
                 continue  # a stray blank line between frames
+            lines += 1
             name, colon, value = text.partition(b":")
-            if not colon or not _TOKEN.fullmatch(name.strip()) or len(headers) >= MAX_HEADER_LINES:
+            if not colon or not _TOKEN.fullmatch(name.strip()) or lines > MAX_HEADER_LINES:
                 return self._malformed(f"not a header line: {_shown(text)}", line)
             headers[name.strip().lower()] = value.strip()
         declared = headers.get(b"content-length")
