@@ -1,0 +1,79 @@
+-- Telescope against the real `kbls serve` ($KBLS_SERVER), opened the moment the client is up,
+-- while the daemon is still loading its model: the picker must fill in by itself once the
+-- index is ready (it used to stay empty until the prompt changed), and bare `:Telescope kbls`
+-- must open the search.
+local clients = require("kbls.lsp.clients")
+local ws = require("helpers.workspace")
+
+local SERVER = os.getenv("KBLS_SERVER") or "kbls"
+local TIMEOUT = 90000
+
+local function picker()
+  for _, b in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_is_loaded(b) and vim.bo[b].filetype == "TelescopePrompt" then
+      return require("telescope.actions.state").get_current_picker(b), b
+    end
+  end
+end
+
+local function result_lines(p)
+  return vim.tbl_filter(function(l)
+    return vim.trim(l) ~= ""
+  end, vim.api.nvim_buf_get_lines(p.results_bufnr, 0, -1, false))
+end
+
+describe("telescope with the real daemon", function()
+  local root
+  setup(function()
+    assert(vim.fn.executable(SERVER) == 1, ("kbls server not found at %q (set KBLS_SERVER)"):format(SERVER))
+    vim.cmd("runtime! plugin/telescope.lua")
+    vim.o.columns, vim.o.lines = 200, 60
+    root = ws.create({
+      [".kbls.yaml"] = "store: .kbls-store\n",
+      ["tides.md"] = "# Tides\n\nThe moon's gravity pulls the oceans into two bulges,"
+        .. " so most coasts see two high tides a day.\n",
+      ["bread.md"] = "# Bread\n\nKnead the dough, let it rise, bake it in a hot oven.\n",
+      ["stars.md"] = "# Stars\n\nA star shines by fusing hydrogen into helium in its core.\n",
+    })
+    require("kbls").setup({ cmd = { SERVER, "serve" }, picker = "telescope", search = { debounce = 10 } })
+    require("telescope").load_extension("kbls")
+  end)
+  teardown(function()
+    local p, b = picker()
+    if p then
+      require("telescope.actions").close(b)
+    end
+    vim.cmd("silent! %bwipeout!")
+    for _, c in ipairs(clients.list()) do
+      c:stop()
+    end
+    vim.wait(5000, function()
+      return #clients.list() == 0
+    end, 50)
+    ws.remove(root)
+  end)
+
+  it("a picker opened while the daemon loads fills in once the index is ready", function()
+    vim.cmd("cd " .. vim.fn.fnameescape(root))
+    vim.cmd("edit " .. vim.fn.fnameescape(root .. "/bread.md"))
+    assert.is_true(vim.wait(TIMEOUT, function()
+      local c = clients.list(0)[1]
+      return c ~= nil and c.initialized == true
+    end, 20))
+    -- at once: the model is still loading
+    vim.cmd("Telescope kbls query=why\\ are\\ there\\ two\\ high\\ tides\\ each\\ day")
+    local p
+    assert.is_true(vim.wait(5000, function()
+      p = picker()
+      return p ~= nil
+    end, 20))
+    local filled = vim.wait(TIMEOUT, function()
+      local lines = result_lines(p)
+      return #lines > 0 and table.concat(lines, "\n"):find("tides.md", 1, true) ~= nil
+    end, 50)
+    assert.is_true(filled, "the picker stayed: " .. vim.inspect(result_lines(p)))
+    -- the first row is the tides note (telescope lists the best match at the bottom by default)
+    local selected = require("telescope.actions.state").get_selected_entry()
+    assert.equals("tides.md", selected.value.relpath)
+  end)
+end)
