@@ -21,6 +21,8 @@ from pygls.exceptions import JsonRpcException, JsonRpcInternalError
 from tests.support.corpus import make_workspace, write
 from tests.support.lsp_client import LspSession
 
+from kbls.lsp import wire
+
 STORE = ".kbls-store"  # make_workspace puts the store inside the workspace
 REQUEST_FAILED = -32803
 
@@ -89,10 +91,11 @@ def test_an_unwritable_store_is_shown_once_retried_and_recovers_without_restart(
     note = write(notes, "cooking/focaccia.md", "# Focaccia\n\nDimple the dough with olive oil and rosemary.\n")
     session.save(note)
 
-    status = session.wait_for(
-        lambda: (s := session.status()).state == "error" and s.roots[0].error and s, timeout=60,
-        what="kb/status to report the failure",
-    )
+    def failing() -> wire.StatusResult | None:
+        status = session.status()
+        return status if status.state == "error" and status.roots[0].error else None
+
+    status = session.wait_for(failing, timeout=60, what="kb/status to report the failure")
     assert status.error and str(notes) in status.error, status
     shown = session.wait_for(lambda: _failure_messages(session), timeout=30, what="one message")
     assert str(notes) in shown[0] and "tries again" in shown[0], shown
