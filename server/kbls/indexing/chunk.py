@@ -20,6 +20,13 @@ BREADCRUMB_SEP = " > "
 #: tiny sections merge only while the result stays under this share of the budget, so line
 #: ranges stay precise (measured on the eval set: 0.5 lifted semantic nDCG@10 0.787 -> 0.801).
 MERGE_CAP = 0.5
+#: texts tokenized per call when counting: bounds the tokenizer's memory on huge notes.
+COUNT_SLICE = 1024
+#: a text longer than this many characters per token of room cannot fit: it is split by lines
+#: (or by tokens) without being tokenized whole first.
+LONG_TEXT_CHARS_PER_TOKEN = 64
+#: a line over budget is split by tokens window by window, windows of this many characters.
+LONG_LINE_WINDOW = 16_384
 
 
 class TokenCounter(Protocol):
@@ -73,18 +80,36 @@ class Chunker:
         self.budget = min(self.config.max_tokens, counter.max_tokens) - self._specials - self._prefix_tokens
 
     def _count(self, texts: list[str]) -> list[int]:
-        return [n - self._specials for n in self.counter.count_tokens(texts)]
+        return [n - self._specials for n in self._count_with_specials(texts)]
+
+    def _count_with_specials(self, texts: list[str]) -> list[int]:
+        # In slices: the tokenizer holds one encoding per text (a 2 MB list note of 490k lines
+        # in one call peaked at 1.1 GB).
+        counts: list[int] = []
+        for start in range(0, len(texts), COUNT_SLICE):
+            counts.extend(self.counter.count_tokens(texts[start : start + COUNT_SLICE]))
+        return counts
+
+    def _count_within(self, texts: list[str], room: int) -> list[int]:
+        """Token counts, but a text too long to fit `room` is not tokenized whole (room + 1):
+        encoding a 2 MB paragraph at once costs ~200 MB. Such a text is split by lines anyway."""
+        longest = room * LONG_TEXT_CHARS_PER_TOKEN
+        fitting = [i for i, text in enumerate(texts) if len(text) <= longest]
+        counts = [room + 1] * len(texts)
+        for i, n in zip(fitting, self._count([texts[i] for i in fitting]), strict=True):
+            counts[i] = n
+        return counts
 
     def _pieces(self, section: Section, room: int) -> list[_Piece]:
         blocks = section.blocks
-        counts = self._count([b.text for b in blocks])
+        counts = self._count_within([b.text for b in blocks], room)
         pieces: list[_Piece] = []
         for block, tokens in zip(blocks, counts):
             if tokens <= room:
                 pieces.append(_Piece(block.start_line, block.end_line, block.text, tokens))
                 continue
             lines = block.text.split("\n")
-            line_counts = self._count(lines)
+            line_counts = self._count_within(lines, room)
             for offset, (line, line_tokens) in enumerate(zip(lines, line_counts)):
                 number = block.start_line + offset
                 if not line.strip():
@@ -93,10 +118,11 @@ class Chunker:
                     pieces.append(_Piece(number, number, line, line_tokens))
                     continue
                 # One line over budget (minified text, a huge table row): split by tokens.
-                for start, end in self.counter.split_by_tokens(line, max(room - 2, 1)):
-                    part = line[start:end]
-                    if part.strip():
-                        pieces.append(_Piece(number, number, part, self._count([part])[0]))
+                for window in _windows(line, LONG_LINE_WINDOW):  # bounds the tokenizer's memory
+                    for start, end in self.counter.split_by_tokens(window, max(room - 2, 1)):
+                        part = window[start:end]
+                        if part.strip():
+                            pieces.append(_Piece(number, number, part, self._count([part])[0]))
         return pieces
 
     def _pack(self, pieces: list[_Piece], room: int) -> list[list[_Piece]]:
@@ -180,7 +206,7 @@ class Chunker:
             embedded_crumb = BREADCRUMB_SEP.join(crumb if embed_title else crumb[1:])
             body = "\n".join(p.text for p in group)
             texts.append(embedded_text(embedded_crumb, body) if embedded_crumb else body)
-        counts = self.counter.count_tokens([self.counter.passage_prefix + t for t in texts]) if texts else []
+        counts = self._count_with_specials([self.counter.passage_prefix + t for t in texts])
         limit = min(self.config.max_tokens, self.counter.max_tokens)
         for (crumb, group), text, tokens in zip(drafts, texts, counts):
             if tokens > limit and len(group) > 1:
@@ -211,3 +237,14 @@ def _common_prefix(a: list[str], b: list[str]) -> list[str]:
             break
         out.append(x)
     return out or a[:1]
+
+
+def _windows(line: str, size: int) -> list[str]:
+    """`line` in consecutive parts of at most `size` characters, cut after a space where one is near."""
+    parts: list[str] = []
+    while len(line) > size:
+        cut = line.rfind(" ", size // 2, size) + 1 or size
+        parts.append(line[:cut])
+        line = line[cut:]
+    parts.append(line)
+    return parts
