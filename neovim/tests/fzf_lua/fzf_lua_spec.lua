@@ -28,6 +28,7 @@ local has_fzf = vim.fn.executable("fzf") == 1
 
 describe("fzf-lua picker", function()
   local root, server
+  local index_state -- what the fake server's kb/search says about the index
   setup(function()
     vim.o.columns, vim.o.lines = 200, 60
     if vim.v.servername == "" then
@@ -47,10 +48,13 @@ describe("fzf-lua picker", function()
       ["b.md"] = text,
       ["c.md"] = text,
     })
+    index_state = "ready"
     server = fake.new({
       delay = 20,
       answer = function(method, params)
-        if method == "kb/search" then
+        if method == "kb/search" and index_state == "loading" then
+          return { hits = {}, tookMs = 1, index = { state = "loading", pending = 0 } }
+        elseif method == "kb/search" then
           local hits = {
             fake.hit(root, "a.md", "Alpha", "Alpha > First", 4, 8),
             fake.hit(root, "b.md", "Beta", "Beta > Second", 19, 24),
@@ -154,6 +158,26 @@ describe("fzf-lua picker", function()
       return vim.api.nvim_buf_get_name(0) == root .. "/c.md"
     end)
     assert.equals(30, vim.api.nvim_win_get_cursor(0)[1])
+  end)
+
+  with_fzf("opened while the index loads, re-runs the query when it is ready", function()
+    index_state = "loading"
+    vim.cmd("KbSearch alpha")
+    wait("first request", function()
+      return #server.of("kb/search") >= 1 and fzf_screen() ~= nil
+    end)
+    vim.wait(200)
+    local _, screen = fzf_screen()
+    assert.is_nil(screen:find("Alpha", 1, true))
+    local before = #server.of("kb/search")
+    index_state = "ready"
+    server.notify("kb/indexStatus", { state = "ready", pending = 0, files = 3, chunks = 6 })
+    wait("results once ready", function()
+      screen = select(2, fzf_screen())
+      return screen:find("Beta › Second", 1, true) ~= nil
+    end)
+    assert.is_true(#server.of("kb/search") > before)
+    assert.equals("alpha", server.of("kb/search")[#server.of("kb/search")].params.query)
   end)
 
   with_fzf(":KbRelated lists the related notes with their reasons", function()

@@ -60,12 +60,22 @@ function M.live_search(opts)
   local live = live_search.new({ bufnr = opts.bufnr or vim.api.nvim_get_current_buf(), search = opts.search })
   local query = opts.query
   opts.query, opts.search, opts.bufnr = nil, nil, nil
+  -- Results that came while the index was loading are refreshed once it is ready: fzf reloads
+  -- on a change of the prompt, so type a space and delete it (the query ends as it was).
+  local fzf_buf
+  live:on_ready(function()
+    if fzf_buf and vim.api.nvim_buf_is_valid(fzf_buf) and vim.bo[fzf_buf].channel > 0 then
+      vim.api.nvim_chan_send(vim.bo[fzf_buf].channel, " \127")
+    end
+  end)
   return fzf_lua.fzf_live(
     function(args)
       local prompt = type(args) == "table" and args[1] or args
       -- fzf-lua runs this in its coroutine; `add` writes one line, `add(nil)` ends the list.
       return function(add)
         vim.schedule(function()
+          local winobj = require("fzf-lua.utils").fzf_winobj()
+          fzf_buf = winobj and winobj.fzf_bufnr or fzf_buf
           live:send(prompt or "", function(hits, err)
             notify.report("search", err)
             for _, item in ipairs(items.items(hits)) do

@@ -180,11 +180,4 @@ function M.show_hits(list, options)
     :find()
 end
 
---- Notes related to the cursor (or the whole note with `whole = true`) in a picker.
----@param opts table|nil picker options, plus `bufnr`, `whole`
-function M.related(opts)
-  opts = opts or {}
-  require("kbls").related(vim.tbl_extend("force", opts, { picker = "telescope" }))
-end
-
 return M

@@ -30,7 +30,7 @@ return telescope.register_extension({
       require("kbls.pickers.telescope").live_search(opts)
     end),
     related = with_config(function(opts)
-      require("kbls.pickers.telescope").related(opts)
+      require("kbls").related(vim.tbl_extend("force", opts, { picker = "telescope" }))
     end),
   },
   health = function()
