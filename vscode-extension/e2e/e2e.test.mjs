@@ -114,7 +114,6 @@ test("KB commands in a real VS Code (code-server + Chromium)", { skip: skipReaso
       throw new Error(`${e.message}; rows: ${JSON.stringify(await quickPickRows(page))}`);
     });
     await screenshot("search-results");
-    await screenshotAround(page, ".quick-input-widget", docsImage(session.out, "vscode-search.png"), 12);
     assert.match(rows[0], /rust\/ownership\.md/, "the first row shows the path");
     t.diagnostic(`first row: ${rows[0]}`);
   });
@@ -152,6 +151,11 @@ test("KB commands in a real VS Code (code-server + Chromium)", { skip: skipReaso
       return /KB: Search/.test(t) ? t : null;
     }, 15000);
     assert.match(title, /KB: Search/);
+    // The documentation's picture of the picker: a query with more than one answer.
+    await page.keyboard.type("ownership and borrowing", { delay: 10 });
+    const rows = await stableRows(page, (r) => r.length >= 2 && /Borrowing/.test(r[0]), 30000);
+    await screenshotAround(page, ".quick-input-widget", docsImage(session.out, "vscode-search.png"), 12);
+    t.diagnostic(`docs picture rows: ${rows.length}`);
     await page.keyboard.press("Escape");
   });
 
@@ -376,6 +380,21 @@ async function setServerPathInSettingsEditor(page, value, screenshot) {
     await runCommand(page, "Preferences: Open User Settings", screenshot);
     await page.waitForSelector(".settings-editor .suggest-input-container", { visible: true });
     await sleep(500);
+    // code-server is a remote window: a machine-overridable setting such as kbls.serverPath is
+    // edited in the Remote tab (the User tab does not list it), as the Open Setting button does.
+    const remote = await page.evaluate(() => {
+      for (const a of document.querySelectorAll(".settings-editor .settings-tabs-widget .action-label")) {
+        if (/^Remote/.test(a.textContent.trim())) {
+          a.click();
+          return a.textContent.trim();
+        }
+      }
+      return null;
+    });
+    if (remote) {
+      await sleep(300);
+      await page.click(".settings-editor .suggest-input-container");
+    }
     await page.keyboard.type("kbls.serverPath", { delay: 10 });
   }
   // Wait for the search to narrow the list to this setting, then take its own text box.

@@ -257,7 +257,7 @@ export class KbClient implements vscode.Disposable {
     const choices = [INSTALL_CHOICE, "Open Setting", "Show Output"];
     const choice = await vscode.window.showErrorMessage(nf.error, ...choices);
     if (choice === INSTALL_CHOICE) await this.install();
-    else if (choice === "Open Setting") await vscode.commands.executeCommand("workbench.action.openSettings", nf.setting);
+    else if (choice === "Open Setting") await openSetting(nf.setting);
     else if (choice === "Show Output") this.output.show();
   }
 
@@ -281,6 +281,8 @@ export class KbClient implements vscode.Disposable {
       return false;
     }
     this.output.info(`Installing the kbls server ${this.place.version} with ${python.label}: ${python.command} (Python ${python.version})`);
+    const phaseBefore = this.notFound ? "notFound" : undefined;
+    this.statusBar.setPhase("installing");
     try {
       const installed = await vscode.window.withProgress(
         { location: vscode.ProgressLocation.Notification, title: "kbls", cancellable: true },
@@ -296,6 +298,7 @@ export class KbClient implements vscode.Disposable {
             nodeInstallDeps(),
             (message, increment) => {
               progress.report({ message, increment });
+              this.statusBar.setPhase("installing", message);
               this.output.info(message);
             },
             () => token.isCancellationRequested,
@@ -308,6 +311,9 @@ export class KbClient implements vscode.Disposable {
       this.output.error(`Installing the server failed: ${message}`);
       if (err instanceof InstallError && err.output) this.output.error(err.output);
       void vscode.window.showErrorMessage(`kbls: ${message}`, "Show Output").then((c) => c && this.output.show());
+      if (phaseBefore) this.statusBar.setPhase(phaseBefore, this.notFound?.error);
+      else if (this.running) this.statusBar.setPhase("running");
+      else this.statusBar.hide();
       return false;
     }
     this.versionChecked = false;
@@ -351,6 +357,17 @@ export class KbClient implements vscode.Disposable {
     void this.stop();
     this.indexChanged.dispose();
   }
+}
+
+/**
+ * Opens the Settings editor on a setting. In a remote window (code-server, SSH, WSL, containers)
+ * the machine-overridable settings (the server's paths) are not listed in the User tab: open the
+ * Remote tab instead, where they apply to the machine the server runs on.
+ */
+function openSetting(setting: string): Thenable<unknown> {
+  return vscode.env.remoteName
+    ? vscode.commands.executeCommand("workbench.action.openRemoteSettings", { query: setting })
+    : vscode.commands.executeCommand("workbench.action.openSettings", setting);
 }
 
 /**

@@ -2,7 +2,7 @@
 // touching `vscode`, so node:test covers it. `statusBar.ts` renders it.
 import type { IndexStatusNotification, StatusResult } from "./protocol";
 
-export type ServerPhase = "starting" | "running" | "stopped" | "notFound" | "failed";
+export type ServerPhase = "starting" | "running" | "stopped" | "notFound" | "failed" | "installing";
 
 export interface ProgressState {
   title?: string;
@@ -83,6 +83,13 @@ export function renderStatus(s: StatusSnapshot): StatusView {
       };
     case "stopped":
       return { text: "$(circle-slash) KB: stopped", tooltip: "The kbls server is not running." + click, busy: false, warning: false };
+    case "installing":
+      return {
+        text: "$(sync~spin) KB: installing server",
+        tooltip: (s.detail ?? "Installing the kbls server into the extension's own environment…") + click,
+        busy: true,
+        warning: false,
+      };
     case "starting":
       return { text: "$(sync~spin) KB: starting", tooltip: "Starting the kbls server…" + click, busy: true, warning: false };
     case "running":

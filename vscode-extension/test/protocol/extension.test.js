@@ -125,6 +125,15 @@ test("the bundled extension in a fake VS Code host, against the real server", { 
     assert.ok(hover, "a hover");
     const md = hover.contents.map((c) => c.value ?? String(c)).join("\n");
     assert.match(md, /\[Ownership in Rust[^\]]*\]\(file:\/\/[^)]*ownership\.md#L\d+\)/, md);
+ 
+    // kbls.hover.enabled: false keeps the hover away without restarting anything.
+    host.settings["kbls.hover.enabled"] = false;
+    try {
+      assert.equal(await provider.provideHover(doc, new Position(line, 12), token), undefined, "no hover when disabled");
+    } finally {
+      delete host.settings["kbls.hover.enabled"];
+    }
+    assert.ok(await provider.provideHover(doc, new Position(line, 12), token), "the hover is back");
   });
 
   await step("KB: Show Status renders kb/status into a read-only markdown document", async () => {

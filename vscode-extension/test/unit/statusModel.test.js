@@ -71,6 +71,11 @@ test("loading, error, missing server and failures have their own text", () => {
   assert.match(m.renderStatus(s).tooltip, /install kbls/);
   s.phase = "failed";
   assert.match(m.renderStatus(s).tooltip, /Restart Server/);
+  s.phase = "installing";
+  s.detail = "Downloading numpy…";
+  assert.equal(m.renderStatus(s).text, "$(sync~spin) KB: installing server");
+  assert.match(m.renderStatus(s).tooltip, /Downloading numpy/);
+  assert.equal(m.renderStatus(s).busy, true);
 });
 
 test("two progress tokens: the bar follows the latest open one", () => {
