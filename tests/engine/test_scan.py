@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from kbls.config import Config
+from kbls.engine import Engine
 from kbls.indexing.scan import Scanner
 
 
@@ -20,18 +22,18 @@ def _walk(root: Path, store: Path | None = None, config: Config | None = None) -
     return [c.rel_path for c in scanner.walk()]
 
 
-def test_default_includes_markdown_text_and_rst_only(tmp_path):
+def test_default_includes_markdown_text_and_rst_only(tmp_path: Path) -> None:
     _touch(tmp_path, "a.md", "b.markdown", "c.txt", "d.rst", "e.py", "f.html", "sub/g.md")
     assert _walk(tmp_path) == ["a.md", "b.markdown", "c.txt", "d.rst", "sub/g.md"]
 
 
-def test_git_and_node_modules_are_always_excluded(tmp_path):
+def test_git_and_node_modules_are_always_excluded(tmp_path: Path) -> None:
     _touch(tmp_path, "keep.md", ".git/COMMIT_EDITMSG.md", ".git/info/x.md",
            "node_modules/pkg/README.md", "web/node_modules/dep/README.md")
     assert _walk(tmp_path) == ["keep.md"]
 
 
-def test_gitignored_files_and_folders_are_excluded(tmp_path):
+def test_gitignored_files_and_folders_are_excluded(tmp_path: Path) -> None:
     _touch(tmp_path, "keep.md", "build/out.md", "drafts/secret.md", "drafts/public.md", "sub/local.md", "sub/kept.md")
     (tmp_path / ".gitignore").write_text("build/\ndrafts/secret.md\n")
     (tmp_path / "sub" / ".gitignore").write_text("local.md\n")
@@ -40,13 +42,13 @@ def test_gitignored_files_and_folders_are_excluded(tmp_path):
     assert not scanner.wanted("build/out.md") and not scanner.wanted("sub/local.md")
 
 
-def test_gitignore_can_be_ignored_by_config(tmp_path):
+def test_gitignore_can_be_ignored_by_config(tmp_path: Path) -> None:
     _touch(tmp_path, "keep.md", "build/out.md")
     (tmp_path / ".gitignore").write_text("build/\n")
     assert _walk(tmp_path, config=Config(respect_gitignore=False)) == ["build/out.md", "keep.md"]
 
 
-def test_the_store_inside_the_root_is_excluded(tmp_path):
+def test_the_store_inside_the_root_is_excluded(tmp_path: Path) -> None:
     _touch(tmp_path, "keep.md", ".kbls/notes-in-store.md", ".kbls/deeper/x.md")
     store = tmp_path / ".kbls"
     assert _walk(tmp_path, store=store) == ["keep.md"]
@@ -54,12 +56,12 @@ def test_the_store_inside_the_root_is_excluded(tmp_path):
     assert not scanner.wanted(".kbls/notes-in-store.md") and not scanner.wanted(".kbls/deeper/x.md")
 
 
-def test_exclude_patterns_and_the_config_file(tmp_path):
+def test_exclude_patterns_and_the_config_file(tmp_path: Path) -> None:
     _touch(tmp_path, "keep.md", "archive/old.md", "tmp/scratch.md", ".kbls.yaml")
     assert _walk(tmp_path, config=Config(exclude=["archive/", "**/scratch.md"], include=["**/*.md", "*.yaml"])) == ["keep.md"]
 
 
-def test_the_store_inside_the_root_is_not_indexed_by_the_engine(tmp_path, make_engine):
+def test_the_store_inside_the_root_is_not_indexed_by_the_engine(tmp_path: Path, make_engine: Callable[..., Engine]) -> None:
     root = tmp_path / "kb"
     _touch(root, "keep.md")
     (root / ".kbls.yaml").write_text("store: .kbls-store\n")
@@ -70,7 +72,7 @@ def test_the_store_inside_the_root_is_not_indexed_by_the_engine(tmp_path, make_e
     assert set(engine.store.files()) == {"keep.md"} and report.files == 1
 
 
-def test_a_full_re_index_follows_gitignore_edits(tmp_path, make_engine):
+def test_a_full_re_index_follows_gitignore_edits(tmp_path: Path, make_engine: Callable[..., Engine]) -> None:
     """A long-lived engine (the daemon's) must not keep the .gitignore it read first."""
     root = tmp_path / "kb"
     _touch(root, "keep.md", "drafts/wip.md")
@@ -94,20 +96,20 @@ def _agree(root: Path) -> list[str]:
     return walked
 
 
-def test_a_deeper_gitignore_re_includes_what_an_outer_one_excluded(tmp_path):
+def test_a_deeper_gitignore_re_includes_what_an_outer_one_excluded(tmp_path: Path) -> None:
     _touch(tmp_path, "top.md", "notes/keep.md", "notes/other.md", "notes/deep/keep.md")
     (tmp_path / ".gitignore").write_text("notes/**/*.md\n")
     (tmp_path / "notes" / ".gitignore").write_text("!keep.md\n")
     assert _agree(tmp_path) == ["notes/deep/keep.md", "notes/keep.md", "top.md"]
 
 
-def test_the_last_matching_line_of_one_gitignore_decides(tmp_path):
+def test_the_last_matching_line_of_one_gitignore_decides(tmp_path: Path) -> None:
     _touch(tmp_path, "a.md", "important.md", "sub/important.md")
     (tmp_path / ".gitignore").write_text("*.md\n!important.md\n")
     assert _agree(tmp_path) == ["important.md", "sub/important.md"]
 
 
-def test_nothing_inside_an_ignored_folder_can_be_re_included(tmp_path):
+def test_nothing_inside_an_ignored_folder_can_be_re_included(tmp_path: Path) -> None:
     """As git: it never looks inside an ignored folder, so a `!` deeper down cannot apply."""
     _touch(tmp_path, "top.md", "drafts/keep.md", "drafts/wip.md")
     (tmp_path / ".gitignore").write_text("drafts/\n")
@@ -115,7 +117,7 @@ def test_nothing_inside_an_ignored_folder_can_be_re_included(tmp_path):
     assert _agree(tmp_path) == ["top.md"]
 
 
-def test_git_info_exclude_is_respected_below_the_gitignore_files(tmp_path):
+def test_git_info_exclude_is_respected_below_the_gitignore_files(tmp_path: Path) -> None:
     _touch(tmp_path, "top.md", "private/diary.md", "secret.md", "sub/secret.md")
     (tmp_path / ".git" / "info").mkdir(parents=True)
     (tmp_path / ".git" / "info" / "exclude").write_text("# local excludes\nprivate/\nsecret.md\n")

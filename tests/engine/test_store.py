@@ -6,6 +6,8 @@ The atomicity tests write records with random unit vectors: only store logic is 
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,12 +21,14 @@ from kbls.storage.schema import SCHEMA_VERSION
 from kbls.storage.store import STORE_FILE, Store
 
 
-def _meta(store_dir) -> dict[str, str]:
+def _meta(store_dir: Path) -> dict[str, str]:
     with sqlite3.connect(store_dir / STORE_FILE) as conn:
         return dict(conn.execute("SELECT key, value FROM meta"))
 
 
-def test_meta_has_schema_version_model_id_dimension_and_sha256(tmp_path, root, note, make_engine, embedder):
+def test_meta_has_schema_version_model_id_dimension_and_sha256(
+    tmp_path: Path, root: Path, note: Callable[[str, str], Path], make_engine: Callable[..., Engine], embedder: Embedder,
+) -> None:
     note("a.md", "# A\n\nsome text\n")
     make_engine(root, store_dir=tmp_path / "store").index()
     meta = _meta(tmp_path / "store")
@@ -34,7 +38,9 @@ def test_meta_has_schema_version_model_id_dimension_and_sha256(tmp_path, root, n
     assert meta["model_sha256"] == BUNDLED_SHA256
 
 
-def test_meta_sha256_is_recorded_when_the_store_is_created_before_the_model_loads(tmp_path, root, note):
+def test_meta_sha256_is_recorded_when_the_store_is_created_before_the_model_loads(
+    tmp_path: Path, root: Path, note: Callable[[str, str], Path],
+) -> None:
     """The CLI and the daemon create the store with a fresh Embedder whose ONNX session is
     loaded only on first use; the store must still record the model file's sha256."""
     note("a.md", "# A\n\nsome text\n")
@@ -46,7 +52,9 @@ def test_meta_sha256_is_recorded_when_the_store_is_created_before_the_model_load
     assert _meta(tmp_path / "store")["model_sha256"] == BUNDLED_SHA256
 
 
-def test_a_store_of_another_model_raises_model_mismatch(tmp_path, root, note, make_engine):
+def test_a_store_of_another_model_raises_model_mismatch(
+    tmp_path: Path, root: Path, note: Callable[[str, str], Path], make_engine: Callable[..., Engine],
+) -> None:
     note("a.md", "# A\n\nsome text\n")
     make_engine(root, store_dir=tmp_path / "store").index()
     with pytest.raises(ModelMismatchError, match="rebuild"):
@@ -55,7 +63,9 @@ def test_a_store_of_another_model_raises_model_mismatch(tmp_path, root, note, ma
         Store(tmp_path / "store", model_id=_meta(tmp_path / "store")["model_id"], dimension=768, model_sha256=None)
 
 
-def test_an_engine_with_another_model_id_refuses_the_store(tmp_path, root, note, make_engine):
+def test_an_engine_with_another_model_id_refuses_the_store(
+    tmp_path: Path, root: Path, note: Callable[[str, str], Path], make_engine: Callable[..., Engine],
+) -> None:
     note("a.md", "# A\n\nsome text\n")
     make_engine(root, store_dir=tmp_path / "store").index()
     other = Embedder()
@@ -68,7 +78,8 @@ def test_an_engine_with_another_model_id_refuses_the_store(tmp_path, root, note,
 # -- one transaction per file ---------------------------------------------------------------
 def _vector(seed: int) -> np.ndarray:
     v = np.random.default_rng(seed).standard_normal(384).astype(np.float32)
-    return v / np.linalg.norm(v)
+    unit: np.ndarray = v / np.linalg.norm(v)
+    return unit
 
 
 def _record(path: str, bodies: list[str], tags: list[str], version: str) -> NoteRecord:
@@ -81,7 +92,7 @@ def _record(path: str, bodies: list[str], tags: list[str], version: str) -> Note
                       aliases=[], tags=tags, links=[("wiki", "Other")], chunks=chunks, warning=None)
 
 
-def _snapshot(store: Store, path: str) -> tuple:
+def _snapshot(store: Store, path: str) -> tuple[object, ...]:
     files = store.files()
     file_id = files[path].id
     fts = store.conn.execute(
@@ -98,7 +109,7 @@ def _snapshot(store: Store, path: str) -> tuple:
     )
 
 
-def test_a_failing_file_update_leaves_the_old_rows_whole(tmp_path):
+def test_a_failing_file_update_leaves_the_old_rows_whole(tmp_path: Path) -> None:
     store = Store(tmp_path / "store", model_id="test", dimension=384, model_sha256=None)
     old = _record("a.md", ["alpha", "beta"], ["one"], "v1")
     store.write_note(old, {c.hash: _vector(i) for i, c in enumerate(old.chunks)})
@@ -113,7 +124,7 @@ def test_a_failing_file_update_leaves_the_old_rows_whole(tmp_path):
     store.close()
 
 
-def test_a_reader_never_sees_half_a_file_update(tmp_path):
+def test_a_reader_never_sees_half_a_file_update(tmp_path: Path) -> None:
     """While one transaction replaces a file's chunks, another connection sees the old rows."""
     store = Store(tmp_path / "store", model_id="test", dimension=384, model_sha256=None)
     old = _record("a.md", ["alpha", "beta"], ["one"], "v1")
@@ -130,7 +141,9 @@ def test_a_reader_never_sees_half_a_file_update(tmp_path):
 
 
 
-def test_a_version_1_store_is_migrated_in_place_and_re_embeds_nothing(root, note, make_engine, tmp_path):
+def test_a_version_1_store_is_migrated_in_place_and_re_embeds_nothing(
+    root: Path, note: Callable[[str, str], Path], make_engine: Callable[..., Engine], tmp_path: Path,
+) -> None:
     """Schema v2 added files.stem; a v1 store keeps its vectors and gains the column."""
     from kbls.storage.connection import SQLITE
     from kbls.storage.store import STORE_FILE
@@ -158,7 +171,9 @@ def test_a_version_1_store_is_migrated_in_place_and_re_embeds_nothing(root, note
     assert any("linked from here" in r for r in related[0].reasons)
 
 
-def test_a_version_1_store_that_already_has_the_stem_column_is_migrated_too(root, note, make_engine, tmp_path):
+def test_a_version_1_store_that_already_has_the_stem_column_is_migrated_too(
+    root: Path, note: Callable[[str, str], Path], make_engine: Callable[..., Engine], tmp_path: Path,
+) -> None:
     """Development builds of v1 had files.stem already: the migration must not trip on it."""
     from kbls.storage.connection import SQLITE
     from kbls.storage.store import STORE_FILE

@@ -56,8 +56,9 @@ def _wrong_values(kind: typing.Any) -> list[typing.Any]:
 
 
 def _nested(key: str, value: typing.Any) -> dict[str, typing.Any]:
-    data: typing.Any = value
-    for part in reversed(key.split(".")):
+    parts = key.split(".")
+    data: dict[str, typing.Any] = {parts[-1]: value}
+    for part in reversed(parts[:-1]):
         data = {part: data}
     return data
 

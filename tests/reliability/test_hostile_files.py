@@ -22,7 +22,9 @@ from tests.support.store_check import check_store
 
 from kbls.config import Config
 from kbls.engine import Engine
+from kbls.indexing.embed import Embedder
 from kbls.indexing.parse import parse_note
+from kbls.indexing.scan import Candidate
 
 
 def yaml_bomb(levels: int, width: int) -> str:
@@ -91,7 +93,7 @@ def _hostile_root(root: Path, outside: Path) -> dict[str, str]:
     return expected
 
 
-def test_hostile_files_are_skipped_or_indexed_with_a_reason(tmp_path: Path, embedder) -> None:
+def test_hostile_files_are_skipped_or_indexed_with_a_reason(tmp_path: Path, embedder: Embedder) -> None:
     root = tmp_path / "notes"
     expected = _hostile_root(root, tmp_path / "outside")
     engine = Engine(root, store_dir=tmp_path / "store", embedder=embedder)
@@ -116,7 +118,9 @@ def test_hostile_files_are_skipped_or_indexed_with_a_reason(tmp_path: Path, embe
         engine.close()
 
 
-def test_a_file_deleted_between_listing_and_reading_costs_nothing(tmp_path: Path, embedder, monkeypatch) -> None:
+def test_a_file_deleted_between_listing_and_reading_costs_nothing(
+    tmp_path: Path, embedder: Embedder, monkeypatch: pytest.MonkeyPatch,
+) -> None:
     root = tmp_path / "notes"
     root.mkdir()
     (root / "stays.md").write_text("# Stays\n\nkept\n")
@@ -124,7 +128,7 @@ def test_a_file_deleted_between_listing_and_reading_costs_nothing(tmp_path: Path
     engine = Engine(root, store_dir=tmp_path / "store", embedder=embedder)
     walk = engine.scanner.walk
 
-    def walk_then_delete():
+    def walk_then_delete() -> list[Candidate]:
         found = walk()
         (root / "goes.md").unlink()
         return found
@@ -139,7 +143,7 @@ def test_a_file_deleted_between_listing_and_reading_costs_nothing(tmp_path: Path
         engine.close()
 
 
-def test_a_50_mb_single_line_is_skipped_unread(tmp_path: Path, embedder) -> None:
+def test_a_50_mb_single_line_is_skipped_unread(tmp_path: Path, embedder: Embedder) -> None:
     root = tmp_path / "notes"
     root.mkdir()
     with open(root / "huge.md", "wb") as handle:
@@ -155,7 +159,7 @@ def test_a_50_mb_single_line_is_skipped_unread(tmp_path: Path, embedder) -> None
         engine.close()
 
 
-def test_100k_tiny_headings_parse_and_chunk_in_bounded_time(embedder) -> None:
+def test_100k_tiny_headings_parse_and_chunk_in_bounded_time(embedder: Embedder) -> None:
     from kbls.indexing.chunk import Chunker
 
     text = "".join(f"# h{i}\n" for i in range(100_000))

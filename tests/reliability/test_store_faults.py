@@ -64,7 +64,7 @@ def indexed(tmp_path: Path) -> tuple[Path, Path]:
     return root, root / ".kbls-store"
 
 
-def _expected_chunks(tmp_path: Path, root: Path) -> dict:
+def _expected_chunks(tmp_path: Path, root: Path) -> dict[str, list[tuple[str, str]]]:
     clean = tmp_path / "clean-store"
     proc = run_kbls(["index", "--root", str(root), "--store", str(clean)], tmp_path)
     assert proc.returncode == 0, proc.stderr
@@ -72,7 +72,7 @@ def _expected_chunks(tmp_path: Path, root: Path) -> dict:
 
 
 @pytest.mark.parametrize("damage", sorted(DAMAGES))
-def test_cli_index_detects_reports_and_rebuilds(damage: str, indexed, tmp_path: Path) -> None:
+def test_cli_index_detects_reports_and_rebuilds(damage: str, indexed: tuple[Path, Path], tmp_path: Path) -> None:
     root, store = indexed
     DAMAGES[damage](store)
     proc = run_kbls(["index", "--root", str(root)], tmp_path)
@@ -92,7 +92,9 @@ def test_cli_index_detects_reports_and_rebuilds(damage: str, indexed, tmp_path: 
 
 @pytest.mark.parametrize("command", ["search", "status"])
 @pytest.mark.parametrize("damage", sorted(DAMAGES))
-def test_cli_reads_of_a_damaged_store_answer_in_plain_words(damage: str, command: str, indexed, tmp_path: Path) -> None:
+def test_cli_reads_of_a_damaged_store_answer_in_plain_words(
+    damage: str, command: str, indexed: tuple[Path, Path], tmp_path: Path,
+) -> None:
     root, store = indexed
     DAMAGES[damage](store)
     args = [command, "ownership", "--root", str(root)] if command == "search" else [command, "--root", str(root)]
@@ -103,7 +105,7 @@ def test_cli_reads_of_a_damaged_store_answer_in_plain_words(damage: str, command
 
 
 @pytest.mark.parametrize("damage", sorted(DAMAGES))
-def test_daemon_shows_a_message_and_serves_a_rebuilt_index(damage: str, indexed, tmp_path: Path) -> None:
+def test_daemon_shows_a_message_and_serves_a_rebuilt_index(damage: str, indexed: tuple[Path, Path], tmp_path: Path) -> None:
     root, store = indexed
     DAMAGES[damage](store)
     daemon = LspSession([root], tmp_path)
@@ -121,7 +123,7 @@ def test_daemon_shows_a_message_and_serves_a_rebuilt_index(damage: str, indexed,
 
 
 @pytest.mark.slow
-def test_a_store_held_by_a_stalled_writer_is_not_taken_for_a_damaged_one(indexed, tmp_path: Path) -> None:
+def test_a_store_held_by_a_stalled_writer_is_not_taken_for_a_damaged_one(indexed: tuple[Path, Path], tmp_path: Path) -> None:
     """A writer stopped mid-transaction (Ctrl+Z on `kbls index`) holds the store's write lock
     past SQLite's 30 s busy timeout; a second process must wait or give up, never set aside
     (and so re-embed) a healthy store."""
