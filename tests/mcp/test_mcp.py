@@ -66,6 +66,19 @@ def kb(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return {"root": root, "store": store, "cache": cache, "outside": outside, "unindexed": unindexed, "base": base}
 
 
+def _store_files(cache: Path) -> dict[str, bytes]:
+    """Every file under the stores' folder and its bytes, but for the `-wal`/`-shm` files SQLite
+    itself keeps beside a WAL store (a read-only reader creates them; they must stay empty of
+    writes: the WAL is checked to hold no frame)."""
+    files: dict[str, bytes] = {}
+    for path in sorted(cache.rglob("*")):
+        if path.is_file() and path.name.endswith(("-shm", "-wal")):
+            assert not path.name.endswith("-wal") or path.stat().st_size == 0, f"{path} holds writes"
+        elif path.is_file():
+            files[str(path.relative_to(cache))] = path.read_bytes()
+    return files
+
+
 def _session(
     kb: dict[str, Path], args: list[str], scenario: Scenario, roots: list[Path] | None = None, cwd: Path | None = None
 ) -> None:
@@ -177,7 +190,7 @@ def test_roots_come_from_the_client_and_an_unindexed_root_says_run_kbls_index(kb
     broken = kb["base"] / "broken"
     broken.mkdir(exist_ok=True)
     (broken / ".kbls.yaml").write_text("max_file_bytes: lots\n")
-    default_stores = sorted((kb["cache"] / "kbls").rglob("*"))
+    stores_before = _store_files(kb["cache"] / "kbls")
 
     async def scenario(session: ClientSession) -> None:
         state = {r["root"]: r for r in _ok(await session.call_tool("status", {}))["roots"]}
@@ -194,7 +207,7 @@ def test_roots_come_from_the_client_and_an_unindexed_root_says_run_kbls_index(kb
         assert "kbls index" in _error(await session.call_tool("read_note", {"path": str(unindexed / "pasta.md")}))
 
     _session(kb, [], scenario, roots=[root, unindexed, broken])
-    assert sorted((kb["cache"] / "kbls").rglob("*")) == default_stores, "kbls mcp created or removed store files"
+    assert _store_files(kb["cache"] / "kbls") == stores_before, "kbls mcp wrote, created or removed store files"
     assert not any(unindexed.rglob("*.sqlite3*"))
 
 

@@ -1,12 +1,11 @@
 """`LocalBackend`: the MCP tools served from the roots' stores, opened in this process.
 
 It never indexes and never creates a store: a root whose store file does not exist yet is
-reported with "run `kbls index`". The store of a root that has one is opened through the
-engine as the CLI opens it: a search writes nothing, but opening migrates an old schema and sets
-a damaged store aside, as `kbls search` does. A read-only open (the storage layer's
-`ConnectionPool(read_only=True)`, with damage reported instead of repaired) is the next step.
-Engines are opened on first use and kept; roots with the same model share one loaded model.
-The store of an editor's daemon may change meanwhile: the engine reads committed changes.
+reported with "run `kbls index`", and a store that exists is opened read-only (`Engine(read_only=
+True)`: SQLite `mode=ro`; an old schema or a damaged store is an error for the user to fix with
+`kbls index`, not repaired here). Engines are opened on first use and kept; roots with the same
+model share one loaded model. The store of an editor's daemon may change meanwhile: the engine
+reads committed changes.
 """
 
 from __future__ import annotations
@@ -32,7 +31,7 @@ def index_hint(root: Path) -> str:
 
 
 class LocalBackend(NotesBackend):
-    """Engines of the roots asked about, opened read-only in use (see the module docstring)."""
+    """Read-only engines of the roots asked about (see the module docstring)."""
 
     def __init__(self, store_dirs: dict[Path, Path] | None = None) -> None:
         #: an explicit store directory per root (`kbls mcp --root R --store S`); others use the config.
@@ -59,7 +58,7 @@ class LocalBackend(NotesBackend):
             embedder = self._embedders.get(config.model.name)
             if embedder is None:
                 embedder = self._embedders[config.model.name] = Embedder(config.model)
-            engine = Engine(root, config=config, store_dir=store_dir, embedder=embedder)
+            engine = Engine(root, config=config, store_dir=store_dir, embedder=embedder, read_only=True)
             self._engines[root] = engine
             return engine
 
