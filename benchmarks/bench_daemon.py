@@ -40,7 +40,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as `kbls serve` does (see kbls/lsp.py)
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as `kbls serve` does (see kbls/lsp/server.py)
 
 import numpy as np
 
