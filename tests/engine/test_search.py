@@ -9,7 +9,7 @@ from tests.support.corpus import write
 
 from kbls.engine import Engine
 from kbls.errors import QueryError
-from kbls.storage.store import Filters
+from kbls.query.filters import Filters
 
 
 # -- quality on a small corpus ---------------------------------------------------------------

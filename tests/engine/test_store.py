@@ -16,6 +16,7 @@ from kbls.engine import Engine
 from kbls.errors import ModelMismatchError
 from kbls.indexing.embed import BUNDLED_SHA256, Embedder
 from kbls.query.filters import Filters
+from kbls.storage.connection import SQLITE
 from kbls.storage.records import ChunkRecord, NoteRecord
 from kbls.storage.schema import SCHEMA_VERSION
 from kbls.storage.store import STORE_FILE, Store
@@ -145,9 +146,6 @@ def test_a_version_1_store_is_migrated_in_place_and_re_embeds_nothing(
     root: Path, note: Callable[[str, str], Path], make_engine: Callable[..., Engine], tmp_path: Path,
 ) -> None:
     """Schema v2 added files.stem; a v1 store keeps its vectors and gains the column."""
-    from kbls.storage.connection import SQLITE
-    from kbls.storage.store import STORE_FILE
-
     note("alpha.md", "# Alpha\n\nSee [[beta]] for the other half.\n")
     note("beta.md", "# Beta\n\nThe other half of the story.\n")
     store_dir = tmp_path / "v1"
@@ -175,9 +173,6 @@ def test_a_version_1_store_that_already_has_the_stem_column_is_migrated_too(
     root: Path, note: Callable[[str, str], Path], make_engine: Callable[..., Engine], tmp_path: Path,
 ) -> None:
     """Development builds of v1 had files.stem already: the migration must not trip on it."""
-    from kbls.storage.connection import SQLITE
-    from kbls.storage.store import STORE_FILE
-
     note("alpha.md", "# Alpha\n\nalpha text\n")
     store_dir = tmp_path / "v1dev"
     make_engine(root, store_dir=store_dir).index()

@@ -8,10 +8,11 @@ from pathlib import Path
 import numpy as np
 
 from kbls.notepath import file_stem
+from kbls.query.filters import Filters
 from kbls.results import Hit
 from kbls.retrieval.snippet import make_snippet
 from kbls.retrieval.vectors import VectorIndex
-from kbls.storage.store import Filters, Store
+from kbls.storage.store import Store
 
 #: below this cosine similarity a note is not "related" by meaning alone (MiniLM scale: unrelated
 #: notes score around 0 to 0.15, notes on one topic 0.3 and up).

@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kbls.errors import CorruptStoreError, StoreBusyError, StoreError, StoreFullError
-from kbls.query.filters import Filters
 from kbls.storage.connection import (
     BUSY_MESSAGE,
     SQLITE,
@@ -32,16 +31,13 @@ from kbls.storage.connection import (
     read_only_uri,
 )
 from kbls.storage.reads import StoreReads
-from kbls.storage.records import ChunkRecord, FileRow, NoteRecord
-from kbls.storage.schema import SCHEMA_VERSION, ensure_schema, read_schema
+from kbls.storage.schema import ensure_schema, read_schema
 from kbls.storage.writes import StoreWrites
 
 STORE_FILE = "kbls.sqlite3"
 LOCK_FILE = "writer.lock"
 
-# Transitional re-exports while the renovation moves importers to the new homes:
-# Filters -> kbls.query.filters; ChunkRecord, FileRow, NoteRecord -> kbls.storage.records.
-__all__ = ["SCHEMA_VERSION", "STORE_FILE", "ChunkRecord", "FileRow", "Filters", "NoteRecord", "Store", "StoreIdentity"]
+__all__ = ["STORE_FILE", "Store", "StoreIdentity"]
 
 
 @dataclass(frozen=True)
