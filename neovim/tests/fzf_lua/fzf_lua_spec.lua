@@ -180,6 +180,22 @@ describe("fzf-lua picker", function()
     assert.equals("alpha", server.of("kb/search")[#server.of("kb/search")].params.query)
   end)
 
+  with_fzf("ctrl-l inserts a link to the chosen note where the cursor was", function()
+    local note = vim.api.nvim_get_current_buf()
+    vim.api.nvim_win_set_cursor(0, { 1, 5 })
+    vim.cmd("KbSearch gamma")
+    local buf
+    wait("fzf with results", function()
+      local screen
+      buf, screen = fzf_screen()
+      return screen:find("Gamma", 1, true) ~= nil
+    end)
+    type_keys(buf, "\012") -- ctrl-l
+    wait("link inserted", function()
+      return vim.api.nvim_buf_get_lines(note, 0, 1, false)[1] == "line 1[Gamma](c.md)"
+    end)
+  end)
+
   with_fzf(":KbRelated lists the related notes with their reasons", function()
     vim.api.nvim_win_set_cursor(0, { 6, 0 })
     vim.cmd("KbRelated")

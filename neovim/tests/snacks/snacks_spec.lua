@@ -155,6 +155,23 @@ describe("snacks picker", function()
     assert.equals("kbls search", p.title)
   end)
 
+  it("<C-l> inserts a link to the selected note where the cursor was", function()
+    local note = vim.api.nvim_get_current_buf()
+    vim.api.nvim_win_set_cursor(0, { 1, 5 })
+    require("kbls").search("beta")
+    local p
+    wait("picker with results", function()
+      p = active()
+      return p ~= nil and #p:items() == 2
+    end)
+    p.list:move(2, true)
+    p:action("kbls_insert_link")
+    wait("link inserted", function()
+      return vim.api.nvim_buf_get_lines(note, 0, 1, false)[1] == "line 1[Beta](b.md)"
+    end)
+    assert.is_nil(active())
+  end)
+
   it("previews the file scrolled to the chunk with the chunk highlighted", function()
     require("kbls").search("beta")
     local p

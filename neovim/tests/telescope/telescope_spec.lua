@@ -175,6 +175,28 @@ describe("telescope extension", function()
     assert.is_nil(top:find("loading", 1, true), top)
   end)
 
+  it("search: <C-l> inserts a link to the selected note where the cursor was", function()
+    require("telescope").load_extension("kbls")
+    local note = vim.api.nvim_get_current_buf()
+    vim.api.nvim_win_set_cursor(0, { 1, 5 })
+    require("telescope").extensions.kbls.search({ query = "beta" })
+    local p, b
+    wait("picker with results", function()
+      p, b = picker()
+      return p ~= nil and #result_lines(p) == 2
+    end)
+    require("telescope.actions").move_selection_next(b)
+    local map = vim.api.nvim_buf_call(b, function()
+      return vim.fn.maparg("<C-L>", "i", false, true)
+    end)
+    assert.is_function(map.callback)
+    map.callback()
+    wait("link inserted", function()
+      return vim.api.nvim_buf_get_lines(note, 0, 1, false)[1] == "line 1[Beta](b.md)"
+    end)
+    assert.is_nil(picker())
+  end)
+
   it("search: a request in flight is cancelled when the prompt moves on", function()
     require("telescope").load_extension("kbls")
     -- a slow server: every answer takes 400 ms

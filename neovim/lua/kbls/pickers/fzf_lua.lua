@@ -5,6 +5,7 @@
 --- fzf works on lines: each hit is `path:line:col:` followed by the label and snippet, which
 --- is the `file:line:col:text` shape fzf-lua's previewer and actions parse.
 local items = require("kbls.items")
+local link = require("kbls.link")
 local live_search = require("kbls.live")
 local notify = require("kbls.notify")
 
@@ -42,14 +43,40 @@ function M.line(item)
   return ("%s:%d:%d:%s"):format(utils.ansi_codes.magenta(shown_path(item)), item.lnum, item.col, text)
 end
 
-local function file_actions()
+--- fzf prints the chosen line without its colors.
+local function plain(line)
+  return (line:gsub("\27%[[%d;]*m", ""))
+end
+
+--- The file actions, and `ctrl-l`: insert a link to the chosen note where the cursor was.
+---@param shown table<string, kbls.Item> the items by their (plain) line
+---@param origin integer the window the picker was opened from
+local function file_actions(shown, origin)
   local actions = require("fzf-lua.actions")
   return {
     ["enter"] = actions.file_edit_or_qf,
     ["ctrl-s"] = actions.file_split,
     ["ctrl-v"] = actions.file_vsplit,
     ["ctrl-t"] = actions.file_tabedit,
+    ["ctrl-l"] = function(selected)
+      local item = selected and selected[1] and shown[plain(selected[1])]
+      if item then
+        link.insert(item, origin)
+      end
+    end,
   }
+end
+
+--- Lines for items, remembering which item each line is.
+---@param list kbls.Item[]
+---@param shown table<string, kbls.Item>
+---@return string[]
+local function lines(list, shown)
+  return vim.tbl_map(function(item)
+    local line = M.line(item)
+    shown[plain(line)] = item
+    return line
+  end, list)
 end
 
 --- Live search: each change of the prompt reloads fzf with the hits of `kb/search`.
@@ -60,6 +87,7 @@ function M.live_search(opts)
   local live = live_search.new({ bufnr = opts.bufnr or vim.api.nvim_get_current_buf(), search = opts.search })
   local query = opts.query
   opts.query, opts.search, opts.bufnr = nil, nil, nil
+  local shown, origin = {}, vim.api.nvim_get_current_win()
   -- Results that came while the index was loading are refreshed once it is ready: fzf reloads
   -- on a change of the prompt, so type a space and delete it (the query ends as it was).
   local fzf_buf
@@ -78,8 +106,8 @@ function M.live_search(opts)
           fzf_buf = winobj and winobj.fzf_bufnr or fzf_buf
           live:send(prompt or "", function(hits, err)
             notify.report("search", err)
-            for _, item in ipairs(items.items(hits)) do
-              add(M.line(item))
+            for _, line in ipairs(lines(items.items(hits), shown)) do
+              add(line)
             end
             add(nil)
           end)
@@ -93,7 +121,7 @@ function M.live_search(opts)
       previewer = "builtin",
       file_icons = false,
       git_icons = false,
-      actions = file_actions(),
+      actions = file_actions(shown, origin),
       winopts = { title = " kbls search " },
     }, opts)
   )
@@ -105,16 +133,17 @@ end
 function M.show_hits(list, options)
   options = vim.deepcopy(options or {})
   local fzf_lua = fzf()
+  local shown, origin = {}, vim.api.nvim_get_current_win()
   local title = options.title or "kbls"
   options.title = nil
   return fzf_lua.fzf_exec(
-    vim.tbl_map(M.line, list),
+    lines(list, shown),
     vim.tbl_deep_extend("force", {
       prompt = "kbls> ",
       previewer = "builtin",
       file_icons = false,
       git_icons = false,
-      actions = file_actions(),
+      actions = file_actions(shown, origin),
       winopts = { title = " " .. title .. " " },
     }, options)
   )

@@ -7,6 +7,7 @@
 --- until the answer; the server ranks, so snacks' matcher does not re-filter.
 local config = require("kbls.config")
 local items = require("kbls.items")
+local link = require("kbls.link")
 local live_search = require("kbls.live")
 local notify = require("kbls.notify")
 local status = require("kbls.status")
@@ -56,6 +57,27 @@ function M.format(entry)
   return chunks
 end
 
+--- `<C-l>` (the `kbls_insert_link` action): close the picker and insert a link to the note
+--- where the cursor was.
+---@param origin integer the window the picker was opened from
+---@return table picker options
+local function insert_link(origin)
+  return {
+    actions = {
+      kbls_insert_link = function(picker, item)
+        picker:close()
+        if item then
+          link.insert(item.kbls, origin)
+        end
+      end,
+    },
+    win = {
+      input = { keys = { ["<c-l>"] = { "kbls_insert_link", mode = { "i", "n" } } } },
+      list = { keys = { ["<c-l>"] = "kbls_insert_link" } },
+    },
+  }
+end
+
 --- Live search: each change of the prompt sends `kb/search`.
 ---@param opts table|nil snacks picker options, plus `query` (initial text), `bufnr`, `search` (overrides of the `search` options)
 ---@return table picker
@@ -66,45 +88,46 @@ function M.live_search(opts)
   local query = opts.query
   opts.query, opts.search, opts.bufnr = nil, nil, nil
   local title = opts.title or "kbls search"
-  local picker = Snacks.picker.pick(vim.tbl_deep_extend("force", {
-    source = "kbls",
-    title = title,
-    live = true,
-    supports_live = true,
-    search = query,
-    format = M.format,
-    preview = "file",
-    matcher = { sort_empty = false },
-    sort = { fields = { "idx" } },
-    finder = function(_, ctx)
-      local prompt = ctx.filter.search
-      ---@async
-      return function(cb)
-        local async = ctx.async
-        local hits, done = {}, false
-        vim.schedule(function()
-          live:send(prompt, function(found, err)
-            notify.report("search", err)
-            hits, done = found, true
-            async:resume()
+  local picker =
+    Snacks.picker.pick(vim.tbl_deep_extend("force", insert_link(vim.api.nvim_get_current_win()), {
+      source = "kbls",
+      title = title,
+      live = true,
+      supports_live = true,
+      search = query,
+      format = M.format,
+      preview = "file",
+      matcher = { sort_empty = false },
+      sort = { fields = { "idx" } },
+      finder = function(_, ctx)
+        local prompt = ctx.filter.search
+        ---@async
+        return function(cb)
+          local async = ctx.async
+          local hits, done = {}, false
+          vim.schedule(function()
+            live:send(prompt, function(found, err)
+              notify.report("search", err)
+              hits, done = found, true
+              async:resume()
+            end)
           end)
-        end)
-        while not done do
-          async:suspend()
+          while not done do
+            async:suspend()
+          end
+          -- the title tells when the results are partial (the index was not ready)
+          local note = status.partial(live:index())
+          ctx.picker.title = note ~= "" and (title .. " — " .. note) or title
+          for _, item in ipairs(items.items(hits)) do
+            cb(M.to_snacks(item))
+          end
         end
-        -- the title tells when the results are partial (the index was not ready)
-        local note = status.partial(live:index())
-        ctx.picker.title = note ~= "" and (title .. " — " .. note) or title
-        for _, item in ipairs(items.items(hits)) do
-          cb(M.to_snacks(item))
-        end
-      end
-    end,
-    on_close = function()
-      live:close()
-    end,
-    debounce = config.options.search.debounce,
-  }, opts))
+      end,
+      on_close = function()
+        live:close()
+      end,
+      debounce = config.options.search.debounce,
+    }, opts))
   -- Results that came while the index was loading are refreshed once it is ready.
   live:on_ready(function()
     if not picker.closed then
@@ -121,7 +144,7 @@ end
 function M.show_hits(list, options)
   options = vim.deepcopy(options or {})
   local Snacks = snacks()
-  return Snacks.picker.pick(vim.tbl_deep_extend("force", {
+  return Snacks.picker.pick(vim.tbl_deep_extend("force", insert_link(vim.api.nvim_get_current_win()), {
     source = "kbls_related",
     title = options.title or "kbls",
     items = vim.tbl_map(M.to_snacks, list),

@@ -8,6 +8,7 @@
 --- `filename`/`lnum`/`col` from the entries.
 local config = require("kbls.config")
 local items = require("kbls.items")
+local link = require("kbls.link")
 local live_search = require("kbls.live")
 local notify = require("kbls.notify")
 local status = require("kbls.status")
@@ -71,6 +72,19 @@ function M.make_entry(hit)
   }
 end
 
+--- `<C-l>`: close the picker and insert a link to the selected note where the cursor was.
+---@param map fun(mode: string|string[], lhs: string, rhs: function)
+---@param origin integer the window the picker was opened from
+local function map_insert_link(map, origin)
+  map({ "i", "n" }, "<C-l>", function(prompt_bufnr)
+    local entry = require("telescope.actions.state").get_selected_entry()
+    require("telescope.actions").close(prompt_bufnr)
+    if entry then
+      link.insert(entry.value, origin)
+    end
+  end)
+end
+
 --- Live search: every (debounced) keystroke sends `kb/search`.
 ---@param opts table|nil telescope picker options, plus `query` (initial text), `bufnr`, `search` (overrides of the `search` options)
 function M.live_search(opts)
@@ -80,6 +94,7 @@ function M.live_search(opts)
   -- picker was opened from.
   local bufnr = opts.bufnr or vim.api.nvim_get_current_buf()
   local live = live_search.new({ bufnr = bufnr, search = opts.search })
+  local origin = vim.api.nvim_get_current_win()
   local picker -- set below; the finder shows the index state in its results title
   local finder = t.finders.new_dynamic({
     entry_maker = opts.entry_maker or M.make_entry,
@@ -109,7 +124,8 @@ function M.live_search(opts)
     sorter = t.sorters.highlighter_only(opts),
     previewer = t.conf.grep_previewer(opts),
     debounce = config.options.search.debounce,
-    attach_mappings = function(prompt_bufnr)
+    attach_mappings = function(prompt_bufnr, map)
+      map_insert_link(map, origin)
       -- Telescope waits for the finder before it reads the next prompt: when the prompt
       -- changes under a request in flight, cancel that request so the newest query goes
       -- out at once. Scheduled, and compared with the query in flight, so that the request
@@ -165,6 +181,7 @@ function M.show_hits(list, options)
   local t = deps()
   local title = options.title or "kbls"
   options.title = nil
+  local origin = vim.api.nvim_get_current_win()
   t.pickers
     .new(options, {
       prompt_title = title,
@@ -176,6 +193,10 @@ function M.show_hits(list, options)
       }),
       sorter = t.conf.generic_sorter(options),
       previewer = t.conf.grep_previewer(options),
+      attach_mappings = function(_, map)
+        map_insert_link(map, origin)
+        return true
+      end,
     })
     :find()
 end
