@@ -41,3 +41,11 @@ end, { nargs = 0, desc = "kbls: show kb/status" })
 cmd("KbReindex", function(o)
   require("kbls").reindex({ force = o.bang })
 end, { bang = true, nargs = 0, desc = "kbls: reindex every root (! re-reads unchanged files)" })
+
+cmd("KbEnable", function(o)
+  require("kbls").enable(o.args ~= "" and vim.fn.expand(o.args) or nil)
+end, {
+  nargs = "?",
+  complete = "dir",
+  desc = "kbls: make a folder a knowledge base (writes .kbls.yaml; default: the current directory)",
+})

@@ -142,8 +142,8 @@ function M.check()
     health.info(
       "no kbls client is running"
         .. (here and (" (root here: " .. here .. ")") or (" (no " .. vim.inspect(markers) .. " here)"))
-        .. "; open a note of a configured filetype inside a folder with .kbls.yaml,"
-        .. " then run :checkhealth kbls again"
+        .. "; open a note of a configured filetype inside a folder with .kbls.yaml"
+        .. " (:KbEnable writes one), then run :checkhealth kbls again"
     )
   end
   for _, client in ipairs(running) do

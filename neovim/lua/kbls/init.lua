@@ -6,6 +6,7 @@ local api = require("kbls.api")
 local client_config = require("kbls.lsp.client_config")
 local clients = require("kbls.lsp.clients")
 local config = require("kbls.config")
+local enable = require("kbls.enable")
 local index_status = require("kbls.lsp.index_status")
 local items = require("kbls.items")
 local keymaps = require("kbls.keymaps")
@@ -112,6 +113,28 @@ function M.attach(bufnr)
     return nil
   end
   return clients.start(bufnr)
+end
+
+--- Make a folder a knowledge base (write a minimal `.kbls.yaml`, never over an existing one)
+--- and attach the open buffers of the configured filetypes inside it.
+---@param folder string|nil default: the current directory, or the buffer's folder outside it
+---@return string|nil path the file written
+function M.enable(folder)
+  folder = (folder and folder ~= "") and folder or enable.default_folder(0)
+  local path, err = enable.write(folder)
+  if not path then
+    notify.notify(tostring(err), vim.log.levels.WARN)
+    return nil
+  end
+  notify.notify("wrote " .. path .. "; notes under it are indexed now")
+  for _, buf in ipairs(vim.api.nvim_list_bufs()) do
+    if
+      vim.api.nvim_buf_is_loaded(buf) and vim.tbl_contains(config.options.filetypes, vim.bo[buf].filetype)
+    then
+      M.attach(buf)
+    end
+  end
+  return path
 end
 
 --- Search the knowledge base. With a live picker (telescope, snacks, fzf-lua) the picker opens

@@ -230,7 +230,7 @@ end)
 describe("kbls user commands", function()
   it("are defined by plugin/kbls.lua", function()
     local cmds = vim.api.nvim_get_commands({})
-    for _, name in ipairs({ "KbSearch", "KbRelated", "KbStatus", "KbReindex" }) do
+    for _, name in ipairs({ "KbSearch", "KbRelated", "KbStatus", "KbReindex", "KbEnable" }) do
       assert.is_table(cmds[name], name)
     end
     assert.equals("*", cmds.KbSearch.nargs)

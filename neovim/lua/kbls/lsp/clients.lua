@@ -143,7 +143,7 @@ function M.pick(bufnr)
     return nil,
       "no kbls workspace here: open a note, or cd into a folder holding one of " .. vim.inspect(
         config.options.root_markers
-      ) .. " (a folder becomes a knowledge base with a .kbls.yaml)"
+      ) .. " (:KbEnable makes a folder a knowledge base)"
   end
   local existing = M.for_root(dir)
   if existing then
