@@ -14,13 +14,9 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-import pathspec
-
 from kbls.config import CONFIG_FILE, Config
 from kbls.errors import OutsideRootError
 from kbls.query.globs import glob_spec
-
-_NO_PATTERNS = glob_spec([])
 
 ALWAYS_SKIPPED_DIRS = {".git", "node_modules", ".hg", ".svn", "__pycache__", ".venv"}
 
@@ -34,6 +30,21 @@ class Candidate:
     problem: str | None = None  # set when the file is listed but must be skipped
 
 
+class _IgnoreFile:
+    """The patterns of one `.gitignore` (or `.git/info/exclude`)."""
+
+    def __init__(self, lines: list[str]) -> None:
+        self.spec = glob_spec(lines)
+        # Without `!` lines a match can only mean "ignored": match_file is a third cheaper.
+        self._negates = any(pattern.include is False for pattern in self.spec.patterns)
+
+    def verdict(self, path: str) -> bool | None:
+        """True: ignored, False: re-included by a `!` line, None: no line matches."""
+        if self._negates:
+            return self.spec.check_file(path).include
+        return True if self.spec.match_file(path) else None
+
+
 class Scanner:
     """Applies one root's include/exclude rules to a walk or to single paths."""
 
@@ -44,9 +55,10 @@ class Scanner:
         self._include = glob_spec(config.include)
         self._exclude = glob_spec(config.exclude)
         # Read lazily, dropped at each walk (a .gitignore may change between walks):
-        self._gitignores: dict[str, pathspec.GitIgnoreSpec | None] = {}  # folder -> its .gitignore
+        self._gitignores: dict[str, _IgnoreFile | None] = {}  # folder -> its .gitignore
         self._ignored_dirs: dict[str, bool] = {}  # folder -> ignored by git
-        self._info_exclude: pathspec.GitIgnoreSpec | None = None
+        self._info_exclude: _IgnoreFile | None = None
+        self._info_exclude_read = False
 
     # -- rules -------------------------------------------------------------------------------
     def relative(self, path: Path) -> str:
@@ -67,26 +79,29 @@ class Scanner:
             raise OutsideRootError(f"{path} is outside the workspace root {self.root}")
         return rel.as_posix()
 
-    def _gitignore(self, rel_dir: str) -> pathspec.GitIgnoreSpec | None:
+    def _gitignore(self, rel_dir: str) -> _IgnoreFile | None:
         """The patterns of `rel_dir/.gitignore` ("" is the root's), or None."""
         if rel_dir not in self._gitignores:
             self._gitignores[rel_dir] = self._read_patterns(self.root / rel_dir / ".gitignore")
         return self._gitignores[rel_dir]
 
-    def _read_patterns(self, path: Path) -> pathspec.GitIgnoreSpec | None:
+    def _read_patterns(self, path: Path) -> _IgnoreFile | None:
         if not self.config.respect_gitignore or not path.is_file():
             return None
         try:
-            return glob_spec(path.read_text(encoding="utf-8", errors="replace").splitlines())
+            patterns = _IgnoreFile(path.read_text(encoding="utf-8", errors="replace").splitlines())
         except OSError:
             return None
+        return patterns if patterns.spec.patterns else None
 
-    def _ignored_by_git(self, rel_path: str, is_dir: bool) -> bool:
+    def _ignored_by_git(self, rel_path: str, is_dir: bool, folders_checked: bool = False) -> bool:
         """Git's rule: a path inside an ignored folder is ignored (git never looks inside it);
         otherwise the deepest `.gitignore` with a matching pattern decides (its last match, which
-        may be a `!` re-include), then `.git/info/exclude`."""
+        may be a `!` re-include), then `.git/info/exclude`.
+
+        :param folders_checked: the walk reached the path, so no folder on its way is ignored."""
         parts = rel_path.split("/")
-        for depth in range(1, len(parts)):
+        for depth in range(1, 1 if folders_checked else len(parts)):
             folder = "/".join(parts[:depth])
             if folder not in self._ignored_dirs:
                 self._ignored_dirs[folder] = self._git_decides(parts[:depth], is_dir=True)
@@ -97,14 +112,15 @@ class Scanner:
     def _git_decides(self, parts: list[str], is_dir: bool) -> bool:
         suffix = "/" if is_dir else ""
         for depth in range(len(parts) - 1, -1, -1):  # the deepest .gitignore first
-            spec = self._gitignore("/".join(parts[:depth]))
-            if spec is not None:
-                verdict = spec.check_file("/".join(parts[depth:]) + suffix).include
+            patterns = self._gitignore("/".join(parts[:depth]))
+            if patterns is not None:
+                verdict = patterns.verdict("/".join(parts[depth:]) + suffix)
                 if verdict is not None:
                     return verdict
-        if self._info_exclude is None:
-            self._info_exclude = self._read_patterns(self.root / ".git" / "info" / "exclude") or _NO_PATTERNS
-        return bool(self._info_exclude.check_file("/".join(parts) + suffix).include)
+        if not self._info_exclude_read:
+            self._info_exclude = self._read_patterns(self.root / ".git" / "info" / "exclude")
+            self._info_exclude_read = True
+        return self._info_exclude is not None and bool(self._info_exclude.verdict("/".join(parts) + suffix))
 
     def _dir_excluded(self, rel_dir: str, abs_dir: Path) -> bool:
         name = rel_dir.rsplit("/", 1)[-1]
@@ -116,7 +132,7 @@ class Scanner:
             return True
         return self._ignored_by_git(rel_dir, is_dir=True)
 
-    def wanted(self, rel_path: str) -> bool:
+    def wanted(self, rel_path: str, _walked: bool = False) -> bool:
         """Whether a root-relative file path is indexed under the rules (no disk access)."""
         if rel_path == CONFIG_FILE or not self._include.match_file(rel_path):
             return False
@@ -128,7 +144,7 @@ class Scanner:
         abs_parent = (self.root / rel_path).parent
         if abs_parent == self.store_dir or self.store_dir in abs_parent.parents:
             return False
-        return not self._ignored_by_git(rel_path, is_dir=False)
+        return not self._ignored_by_git(rel_path, is_dir=False, folders_checked=_walked)
 
     # -- disk --------------------------------------------------------------------------------
     def candidate(self, rel_path: str) -> Candidate | None:
@@ -157,7 +173,7 @@ class Scanner:
         """Every wanted file under the root, sorted by path."""
         self._gitignores.clear()  # a .gitignore may have changed since the last walk
         self._ignored_dirs.clear()
-        self._info_exclude = None
+        self._info_exclude_read = False
         found: list[Candidate] = []
         for dirpath, dirnames, filenames in os.walk(self.root, followlinks=False):
             abs_dir = Path(dirpath)
@@ -179,10 +195,10 @@ class Scanner:
                     rel = rel.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
                     problem = "file name is not valid UTF-8; not indexed"
                 if problem is not None:
-                    if self.wanted(rel):
+                    if self.wanted(rel, _walked=True):
                         found.append(Candidate(rel, abs_dir / name, 0, 0, problem))
                     continue
-                if self.wanted(rel):
+                if self.wanted(rel, _walked=True):
                     candidate = self.candidate(rel)
                     if candidate is not None:
                         found.append(candidate)
