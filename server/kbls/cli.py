@@ -88,7 +88,7 @@ def cmd_index(args: argparse.Namespace) -> int:
 def _print_hits(hits: Sequence[Hit]) -> None:
     for i, hit in enumerate(hits, 1):
         reasons = f"  ({'; '.join(hit.reasons)})" if hit.reasons else ""
-        print(f"{i:2}. {hit.path}:{hit.start_line + 1}-{hit.end_line + 1}  {hit.breadcrumb}  [{hit.score:.4f}]{reasons}")
+        print(f"{i:2}. {hit.path}:{hit.start_line + 1}-{hit.end_line + 1}  {hit.breadcrumb}  [{hit.score:.2f}]{reasons}")
         if hit.snippet:
             print(f"    {hit.snippet}")
 
@@ -107,7 +107,7 @@ def cmd_search(args: argparse.Namespace) -> int:
         if empty_store:
             print(f"kbls: the index of {engine.root} is empty; run `kbls index` first", file=sys.stderr)
         elif not result.hits:
-            print("no results", file=sys.stderr)
+            print("nothing found", file=sys.stderr)
     return 0
 
 

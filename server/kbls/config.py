@@ -57,13 +57,30 @@ class ChunkConfig(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fiel
             raise ValueError("chunk.min_tokens: expected an integer from 0 to below max_tokens")
 
 
+class RerankConfig(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fields=True):
+    #: a fastembed TextCrossEncoder model name; None: no reranking.
+    model: str | None = None
+    #: a folder holding that model's files (model.onnx, tokenizer.json...) instead of a download.
+    path: str | None = None
+    #: how many of the best chunks the cross-encoder re-orders.
+    candidates: int = 30
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.candidates <= 200:
+            raise ValueError("search.rerank.candidates: expected an integer from 1 to 200")
+
+
 class SearchConfig(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fields=True):
     mode: SearchMode = "hybrid"
     limit: int = 10
     #: reciprocal rank fusion constant: score = sum(weight / (rrf_k + rank)).
     rrf_k: int = 60
-    semantic_weight: float = 1.0
-    lexical_weight: float = 1.0
+    #: share of each signal in the fused score (normalised to sum to 1).
+    semantic_weight: float = 0.7
+    lexical_weight: float = 0.3
+    #: hits whose confidence (0..1, see docs/configuration.md) is below this are not shown.
+    min_score: float = 0.26
+    rerank: RerankConfig = msgspec.field(default_factory=RerankConfig)
 
     def __post_init__(self) -> None:
         if not 1 <= self.limit <= 200:
@@ -72,6 +89,8 @@ class SearchConfig(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fie
             raise ValueError("search.rrf_k: expected a positive integer")
         if self.semantic_weight < 0 or self.lexical_weight < 0:
             raise ValueError("search.semantic_weight/lexical_weight: expected numbers >= 0")
+        if not 0.0 <= self.min_score <= 1.0:
+            raise ValueError("search.min_score: expected a number from 0 to 1")
 
 
 class Config(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fields=True):

@@ -3,10 +3,13 @@ before top-k, grouping by file, and what a hit carries."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import msgspec
 import pytest
 from tests.support.corpus import write
 
+from kbls.config import Config, SearchConfig
 from kbls.engine import Engine
 from kbls.errors import QueryError
 from kbls.query.filters import Filters
@@ -27,6 +30,16 @@ from kbls.query.filters import Filters
 def test_the_right_note_comes_first(kb, mode, query, expected):
     hits = kb.search(query, mode=mode, limit=3, group_by_file=True).hits
     assert hits[0].path == expected, [h.path for h in hits]
+
+
+@pytest.fixture(scope="module")
+def kb_unfloored(kb: Engine) -> Iterator[Engine]:
+    """The `kb` store searched with the relevance floor off (`search.min_score: 0`)."""
+    engine = Engine(
+        kb.root, config=Config(search=SearchConfig(min_score=0.0)), store_dir=kb.store_dir, embedder=kb.embedder
+    )
+    yield engine
+    engine.close()
 
 
 def test_lexical_finds_an_exact_identifier(kb):
@@ -60,7 +73,7 @@ def test_group_by_file_returns_one_hit_per_file_and_counts_the_rest(kb):
     plain = kb.search("lifetimes of references", limit=10, mode="lexical").hits
     grouped = kb.search("lifetimes of references", limit=10, mode="lexical", group_by_file=True).hits
     assert len({h.path for h in grouped}) == len(grouped)
-    lifetimes = [h for h in grouped if h.path == "rust/lifetimes.md"][0]
+    lifetimes = next(h for h in grouped if h.path == "rust/lifetimes.md")
     assert lifetimes.more == sum(1 for h in plain if h.path == "rust/lifetimes.md") - 1 >= 1
 
 
@@ -104,11 +117,13 @@ def test_fts_syntax_in_a_query_is_not_an_error(kb):
     ],
 )
 @pytest.mark.parametrize("mode", ["hybrid", "semantic", "lexical"])
-def test_filters_as_query_syntax_and_as_structured_filters(kb, query, filters, paths, mode):
+def test_filters_as_query_syntax_and_as_structured_filters(kb, kb_unfloored, query, filters, paths, mode):
     hits = kb.search(query, filters=filters, mode=mode, limit=20, group_by_file=True).hits
+    assert {h.path for h in hits} <= paths  # the relevance floor may drop some, never add
+    hits = kb_unfloored.search(query, filters=filters, mode=mode, limit=20, group_by_file=True).hits
     found = {h.path for h in hits}
     assert found <= paths
-    if mode != "lexical":  # lexical needs a shared word; semantic always ranks every allowed chunk
+    if mode != "lexical":  # lexical needs a shared word; without a floor semantic ranks every allowed chunk
         assert found == paths
 
 

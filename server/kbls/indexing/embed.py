@@ -10,14 +10,20 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import logging
+import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from kbls.config import DEFAULT_MODEL, ModelConfig, user_cache_dir
 from kbls.errors import ModelError
+
+if TYPE_CHECKING:
+    from fastembed import TextEmbedding
+    from tokenizers import Tokenizer
 
 log = logging.getLogger(__name__)
 
@@ -29,10 +35,15 @@ _register_lock = threading.Lock()
 BGE_QUERY_INSTRUCTION = "Represent this sentence for searching relevant passages: "
 
 
-def _prefixes(name: str) -> tuple[str, str]:
-    """(query prefix, passage prefix) that the model family was trained with."""
+#: an e5-family model name (intfloat/e5-small-v2, intfloat/multilingual-e5-large, ...).
+_E5 = re.compile(r"(^|[-_/])e5([-_]|$)")
+
+
+def model_prefixes(name: str) -> tuple[str, str]:
+    """(query prefix, passage prefix) that the model family was trained with: e5 models expect
+    `query: ` and `passage: `, English bge models an instruction before the query."""
     lower = name.lower()
-    if "e5" in lower.split("/")[-1]:
+    if _E5.search(lower.split("/")[-1]):
         return "query: ", "passage: "
     if "bge" in lower and "-zh" not in lower and "m3" not in lower:
         return BGE_QUERY_INSTRUCTION, ""
@@ -56,7 +67,7 @@ def _sha256(path: Path) -> str:
 
 
 @contextlib.contextmanager
-def _lean_session_options():
+def _lean_session_options() -> Iterator[None]:
     """Make the sessions fastembed builds meanwhile run with onnxruntime's memory pattern off.
 
     fastembed exposes no such option. With it off, peak RSS after 256-token batches of 4 was
@@ -87,17 +98,18 @@ class Embedder:
         self.config = config or ModelConfig()
         self.name = self.config.name
         self.bundled = self.name == DEFAULT_MODEL
-        self.query_prefix, self.passage_prefix = _prefixes(self.name)
+        self.query_prefix, self.passage_prefix = model_prefixes(self.name)
         self.sha256: str | None = None
-        self._model = None
-        self._tokenizer = None
+        self._model: TextEmbedding | None = None
+        self._tokenizer: Tokenizer | None = None
         self._lock = threading.Lock()
         if self.bundled:
             from tokenizers import Tokenizer
 
-            self._tokenizer = Tokenizer.from_file(str(_TOKENIZER_DIR / "tokenizer.json"))
-            self._tokenizer.no_truncation()
-            self._tokenizer.no_padding()
+            tokenizer = Tokenizer.from_file(str(_TOKENIZER_DIR / "tokenizer.json"))
+            tokenizer.no_truncation()
+            tokenizer.no_padding()
+            self._tokenizer = tokenizer
             self.dimension = 384
             self.max_tokens = 256
             self.model_id = f"{DEFAULT_MODEL}@int8:{BUNDLED_SHA256[:12]}"
@@ -125,16 +137,17 @@ class Embedder:
                     self._model = self._load_bundled(TextEmbedding, threads)
                 else:
                     with _register_lock, _lean_session_options():
-                        self._model = TextEmbedding(
+                        model = TextEmbedding(
                             self.name, cache_dir=str(user_cache_dir() / "models"), threads=threads
                         )
-                    self._adopt_tokenizer()
+                    self._model = model
+                    self._adopt_tokenizer(model)
             except ModelError:
                 raise
             except Exception as exc:  # fastembed raises bare ValueError/OSError subclasses
                 raise ModelError(f"cannot load embedding model {self.name!r}: {exc}") from exc
 
-    def _load_bundled(self, text_embedding: type, threads: int | None):
+    def _load_bundled(self, text_embedding: type[TextEmbedding], threads: int | None) -> TextEmbedding:
         from fastembed.common.model_description import ModelSource, PoolingType
 
         model_file = _bundled_model_file()
@@ -162,36 +175,42 @@ class Embedder:
             with _lean_session_options():
                 return text_embedding(_BUNDLED_NAME, specific_model_path=str(_TOKENIZER_DIR), threads=threads)
 
-    def _adopt_tokenizer(self) -> None:
+    def _adopt_tokenizer(self, model: TextEmbedding) -> None:
         from tokenizers import Tokenizer
 
-        inner = self._model.model  # fastembed's OnnxTextModel
+        inner: Any = model.model  # fastembed's OnnxTextModel
         tokenizer = Tokenizer.from_str(inner.tokenizer.to_str())
         tokenizer.no_truncation()
         tokenizer.no_padding()
         self._tokenizer = tokenizer
-        description = self._model._get_model_description(self.name)
-        self.dimension = int(description.dim)
+        description = model._get_model_description(self.name)
+        self.dimension = int(description.dim or 0)
         truncation = inner.tokenizer.truncation
         self.max_tokens = int(truncation["max_length"]) if truncation else 512
         self.model_id = self.name
         self.sha256 = None
 
     # -- tokens ------------------------------------------------------------------------------
+    def _tokens(self) -> Tokenizer:
+        if self._tokenizer is None:  # a named model's tokenizer comes with its session
+            self.load()
+        assert self._tokenizer is not None, "load() sets the tokenizer"
+        return self._tokenizer
+
     def count_tokens(self, texts: Sequence[str]) -> list[int]:
         """Exact token counts, special tokens included, as the model would see them."""
         if not texts:
             return []
-        encodings = self._tokenizer.encode_batch(list(texts))
+        encodings = self._tokens().encode_batch(list(texts))
         return [len(e.ids) for e in encodings]
 
     def split_by_tokens(self, text: str, budget: int) -> list[tuple[int, int]]:
         """Character spans of `text`, each of at most `budget` tokens (without specials)."""
-        encoding = self._tokenizer.encode(text, add_special_tokens=False)
+        encoding = self._tokens().encode(text, add_special_tokens=False)
         offsets = [o for o in encoding.offsets if o != (0, 0) or not text]
         if not offsets:
             return [(0, len(text))] if text else []
-        spans = []
+        spans: list[tuple[int, int]] = []
         for i in range(0, len(offsets), max(budget, 1)):
             window = offsets[i : i + budget]
             start = 0 if not spans else spans[-1][1]
@@ -200,18 +219,30 @@ class Embedder:
         return spans
 
     # -- vectors -----------------------------------------------------------------------------
+    def query_text(self, text: str) -> str:
+        """What the model reads for a search query."""
+        return self.query_prefix + text
+
+    def passage_text(self, text: str) -> str:
+        """What the model reads for a chunk."""
+        return self.passage_prefix + text
+
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
-        return self._embed([self.passage_prefix + t for t in texts])
+        return self._embed([self.passage_text(t) for t in texts])
 
     def embed_query(self, text: str) -> np.ndarray:
-        return self._embed([self.query_prefix + text])[0]
+        vector: np.ndarray = self._embed([self.query_text(text)])[0]
+        return vector
 
     def _embed(self, texts: list[str]) -> np.ndarray:
         if not texts:
-            return np.zeros((0, self.dimension), dtype=np.float32)
+            empty: np.ndarray = np.zeros((0, self.dimension), dtype=np.float32)
+            return empty
         self.load()
+        assert self._model is not None, "load() sets the model"
         vectors = np.asarray(
             list(self._model.embed(texts, batch_size=self.config.batch_size)), dtype=np.float32
         )
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-        return vectors / np.maximum(norms, 1e-12)
+        normalized: np.ndarray = vectors / np.maximum(norms, 1e-12)
+        return normalized

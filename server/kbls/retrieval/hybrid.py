@@ -1,4 +1,10 @@
-"""Hybrid search: a semantic and a lexical ranking of chunks, fused, then turned into hits."""
+"""Hybrid search: semantic and lexical candidates, each scored by both signals, fused into a
+0..1 confidence (`retrieval.fusion`), cut at a relevance floor, then turned into hits.
+
+Every candidate either ranking finds gets both signals measured exactly (its cosine from the
+in-memory vectors, its coverage from its text), so a chunk the lexical ranking found is not
+treated as semantically unrelated just because it missed the semantic top N.
+"""
 
 from __future__ import annotations
 
@@ -10,50 +16,50 @@ import numpy as np
 from kbls.config import SearchConfig
 from kbls.indexing.embed import Embedder
 from kbls.limits import Mode
+from kbls.query.filters import Filters
 from kbls.query.syntax import ParsedQuery, query_terms
 from kbls.results import Hit, Signals
-from kbls.retrieval.lexical import LexicalRanker
+from kbls.retrieval.fusion import Weights, lexical_confidence, semantic_confidence
+from kbls.retrieval.lexical import LexicalRanker, QueryWords, text_tokens
+from kbls.retrieval.rerank import Reranker
 from kbls.retrieval.snippet import make_snippet
 from kbls.retrieval.vectors import VectorIndex
-from kbls.storage.store import Filters, Store
+from kbls.storage.records import ChunkRow
+from kbls.storage.store import Store
 
-#: how many candidates each ranking contributes to fusion, per requested hit.
+#: how many candidates each ranking contributes, per requested hit.
 CANDIDATES_PER_HIT = 5
 MIN_CANDIDATES = 50
+#: hits of an answer whose best hit passed the floor are kept down to this share of the floor.
+TAIL_SHARE = 0.5
 
 
 @dataclass(frozen=True)
-class Ranked:
-    """One chunk in a ranking: its rowid, score (higher is better) and where it came from."""
+class Scored:
+    """One candidate chunk with its calibrated signals (0..1) and fused score."""
 
-    rowid: int
+    row: ChunkRow
+    semantic: float
+    lexical: float
     score: float
     signals: Signals
-
-
-def fuse(semantic: list[tuple[int, float]], lexical: list[tuple[int, float]], config: SearchConfig) -> list[Ranked]:
-    """Reciprocal rank fusion: score = sum over rankings of weight / (k + rank)."""
-    fused: dict[int, float] = {}
-    sem_rank = {rowid: i + 1 for i, (rowid, _) in enumerate(semantic)}
-    lex_rank = {rowid: i + 1 for i, (rowid, _) in enumerate(lexical)}
-    for rowid, rank in sem_rank.items():
-        fused[rowid] = fused.get(rowid, 0.0) + config.semantic_weight / (config.rrf_k + rank)
-    for rowid, rank in lex_rank.items():
-        fused[rowid] = fused.get(rowid, 0.0) + config.lexical_weight / (config.rrf_k + rank)
-    order = sorted(fused.items(), key=lambda p: (-p[1], p[0]))
-    return [Ranked(rowid, score, Signals(sem_rank.get(rowid), lex_rank.get(rowid))) for rowid, score in order]
 
 
 class HybridSearcher:
     """Searches one root's store; the engine validates the request and picks the mode."""
 
-    def __init__(self, root: Path, store: Store, vectors: VectorIndex, embedder: Embedder, config: SearchConfig) -> None:
+    def __init__(
+        self, root: Path, store: Store, vectors: VectorIndex, embedder: Embedder, config: SearchConfig,
+        reranker: Reranker | None = None,
+    ) -> None:
         self.root = root
         self.store = store
         self.vectors = vectors
         self.embedder = embedder
         self.config = config
+        self.weights = Weights.of(config.semantic_weight, config.lexical_weight)
         self.lexical = LexicalRanker(store)
+        self.reranker = reranker if reranker is not None else Reranker(config.rerank, embedder.config.threads)
 
     def search(self, parsed: ParsedQuery, limit: int, mode: Mode, group_by_file: bool) -> list[Hit]:
         if not parsed.text.strip():
@@ -61,21 +67,78 @@ class HybridSearcher:
                 return []
             # Only filters (`tag:rust`): list the matching notes, by path.
             rowids = self.store.first_chunks_matching(parsed.filters, limit)
-            return self._hits([Ranked(rowid, 0.0, Signals()) for rowid in rowids], limit, False, [])
+            rows = self.store.chunk_rows(rowids)
+            listed = [Scored(rows[r], 0.0, 0.0, 0.0, Signals()) for r in rowids if r in rows]
+            return [self._hit(s, s.score, 0, []) for s in listed]
         wanted = max(limit * CANDIDATES_PER_HIT * (3 if group_by_file else 1), MIN_CANDIDATES)
+        scored = self._score(parsed.text, parsed.filters, mode, wanted)
+        kept = self._above_floor(scored, mode)
+        reranked = self.reranker.enabled and bool(kept)
+        if reranked:
+            kept = self._rerank(parsed.text, kept)
+        terms = query_terms(parsed.text)
+        if not group_by_file:
+            return [self._hit(s, s.score, 0, terms) for s in kept[:limit]]
+        return self._by_file(kept, mode if not reranked else None, limit, terms)
+
+    def _rerank(self, text: str, kept: list[Scored]) -> list[Scored]:
+        """The cross-encoder's order and score for the best candidates; the rest follow them."""
+        top = kept[: self.reranker.config.candidates]
+        relevance = self.reranker.scores(text, [f"{s.row.breadcrumb}\n\n{s.row.body}" for s in top])
+        rescored = [
+            Scored(s.row, s.semantic, s.lexical, r, s.signals) for s, r in zip(top, relevance, strict=True)
+        ]
+        rescored.sort(key=lambda s: (-s.score, s.row.id))
+        floor = min((s.score for s in rescored), default=0.0)
+        rest = [Scored(s.row, s.semantic, s.lexical, min(s.score, floor), s.signals) for s in kept[len(top):]]
+        return rescored + rest
+
+    def _above_floor(self, scored: list[Scored], mode: Mode) -> list[Scored]:
+        """The relevance floor. A query whose best candidate is below `min_score` is about
+        something the notes do not hold: no hits. Otherwise hits down to half of it are kept, so
+        the second-best note of a good answer is not lost to a hard cut. Lexical mode, a literal
+        word search, keeps every chunk that holds a content word of the query."""
+        if mode == Mode.LEXICAL:
+            return [s for s in scored if s.score > 0.0]
+        floor = self.config.min_score
+        if not scored or scored[0].score < floor:
+            return []
+        return [s for s in scored if s.score >= floor * TAIL_SHARE and s.score > 0.0]
+
+    def _score(self, text: str, filters: Filters, mode: Mode, wanted: int) -> list[Scored]:
+        """Candidates of the mode's rankings with both signals, best first."""
+        query: np.ndarray | None = None
         semantic: list[tuple[int, float]] = []
         lexical: list[tuple[int, float]] = []
         if mode in (Mode.HYBRID, Mode.SEMANTIC):
-            semantic = self._semantic(self.embedder.embed_query(parsed.text), wanted, parsed.filters)
+            query = self.embedder.embed_query(text)
+            semantic = self._semantic(query, wanted, filters)
         if mode in (Mode.HYBRID, Mode.LEXICAL):
-            lexical = self.lexical.rank(parsed.text, parsed.filters, wanted)
-        if mode == Mode.SEMANTIC:
-            scored = [Ranked(rowid, score, Signals(semantic=i + 1)) for i, (rowid, score) in enumerate(semantic)]
-        elif mode == Mode.LEXICAL:
-            scored = [Ranked(rowid, score, Signals(lexical=i + 1)) for i, (rowid, score) in enumerate(lexical)]
-        else:
-            scored = fuse(semantic, lexical, self.config)
-        return self._hits(scored, limit, group_by_file, query_terms(parsed.text))
+            lexical = self.lexical.rank(text, filters, wanted)
+        sem_rank = {rowid: i + 1 for i, (rowid, _) in enumerate(semantic)}
+        lex_rank = {rowid: i + 1 for i, (rowid, _) in enumerate(lexical)}
+        rows = self.store.chunk_rows(list(dict.fromkeys([r for r, _ in semantic] + [r for r, _ in lexical])))
+        cosine = dict(semantic)
+        if query is not None:
+            missing = [row.embedding_id for rowid, row in rows.items() if rowid not in cosine]
+            by_embedding = self.vectors.similarities(query, missing)
+            for rowid, row in rows.items():
+                if rowid not in cosine and row.embedding_id in by_embedding:
+                    cosine[rowid] = by_embedding[row.embedding_id]
+        bm25 = dict(lexical)
+        best_bm25 = max(bm25.values(), default=0.0)
+        words = QueryWords.of(text, self.store) if mode != Mode.SEMANTIC else None
+        out = []
+        for rowid, row in rows.items():
+            sem = semantic_confidence(cosine[rowid]) if rowid in cosine else 0.0
+            lex = 0.0
+            if words is not None and rowid in bm25:
+                coverage = words.coverage(text_tokens(row.path, row.title, row.breadcrumb, row.body))
+                lex = lexical_confidence(coverage, bm25[rowid], best_bm25)
+            score = sem if mode == Mode.SEMANTIC else lex if mode == Mode.LEXICAL else self.weights.fuse(sem, lex)
+            out.append(Scored(row, sem, lex, score, Signals(sem_rank.get(rowid), lex_rank.get(rowid))))
+        out.sort(key=lambda s: (-s.score, s.row.id))
+        return out
 
     def _semantic(self, vector: np.ndarray, wanted: int, filters: Filters) -> list[tuple[int, float]]:
         allowed = None if filters.empty else self.store.allowed_embeddings(filters)
@@ -87,36 +150,32 @@ class HybridSearcher:
         ranked = sorted(((rowid, score_of[e]) for e, rowid in pairs), key=lambda p: (-p[1], p[0]))
         return ranked[:wanted]
 
-    def _hits(self, scored: list[Ranked], limit: int, group_by_file: bool, terms: list[str]) -> list[Hit]:
-        chosen: list[tuple[Ranked, int]] = []  # (best chunk of a file, further chunks folded in)
-        if group_by_file:
-            rows = self.store.chunk_rows([r.rowid for r in scored])
-            by_path: dict[str, int] = {}
-            for ranked in scored:
-                if ranked.rowid not in rows:
-                    continue  # rewritten by the indexer since it was ranked
-                path = rows[ranked.rowid].path
-                if path in by_path:
-                    best, more = chosen[by_path[path]]
-                    chosen[by_path[path]] = (best, more + 1)
-                    continue
-                by_path[path] = len(chosen)
-                chosen.append((ranked, 0))
-            chosen = chosen[:limit]
+    def _by_file(self, kept: list[Scored], mode: Mode | None, limit: int, terms: list[str]) -> list[Hit]:
+        """One hit per note: its best chunk shown, scored by the note's best value of each signal
+        (its title may match the words, another section the meaning) in hybrid mode, else (one
+        signal, or a reranker's order: mode None) by its best chunk."""
+        best: dict[str, Scored] = {}
+        semantic: dict[str, float] = {}
+        lexical: dict[str, float] = {}
+        count: dict[str, int] = {}
+        for s in kept:  # best first
+            path = s.row.path
+            best.setdefault(path, s)
+            semantic[path] = max(semantic.get(path, 0.0), s.semantic)
+            lexical[path] = max(lexical.get(path, 0.0), s.lexical)
+            count[path] = count.get(path, 0) + 1
+        if mode == Mode.HYBRID:
+            note_score = {p: self.weights.fuse(semantic[p], lexical[p]) for p in best}
         else:
-            chosen = [(ranked, 0) for ranked in scored[:limit]]
-            rows = self.store.chunk_rows([r.rowid for r, _ in chosen])
-        hits = []
-        for ranked, more in chosen:
-            row = rows.get(ranked.rowid)
-            if row is None:
-                continue  # the indexer rewrote this file between the ranking and this read
-            hits.append(
-                Hit(
-                    path=row.path, start_line=row.start_line, end_line=row.end_line,
-                    title=row.title, breadcrumb=row.breadcrumb,
-                    snippet=make_snippet(row.body, terms), score=round(float(ranked.score), 6),
-                    signals=ranked.signals, more=more, root=str(self.root),
-                )
-            )
-        return hits
+            note_score = {p: s.score for p, s in best.items()}
+        order = sorted(best, key=lambda p: (-note_score[p], best[p].row.id))[:limit]
+        return [self._hit(best[p], note_score[p], count[p] - 1, terms) for p in order]
+
+    def _hit(self, scored: Scored, score: float, more: int, terms: list[str]) -> Hit:
+        row = scored.row
+        return Hit(
+            path=row.path, start_line=row.start_line, end_line=row.end_line,
+            title=row.title, breadcrumb=row.breadcrumb,
+            snippet=make_snippet(row.body, terms), score=round(float(score), 4),
+            signals=scored.signals, more=more, root=str(self.root),
+        )

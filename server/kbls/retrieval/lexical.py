@@ -1,32 +1,88 @@
-"""Lexical ranking: the query's words through FTS5 and BM25."""
+"""Lexical ranking: the query's content words through FTS5 and BM25, and how much of the query
+a chunk covers.
+
+BM25 orders the candidates well but its scale means nothing outside one query, so each
+candidate also gets a `coverage` in 0..1: the share of the query's content words it contains,
+each word weighted by its inverse document frequency (a rare word says more than a common
+one). A chunk that only shares "from" with "stop my plants from getting sick" covers nothing
+(function words are not content words), one that shares only "stop" covers a fifth of it.
+"""
 
 from __future__ import annotations
 
-from kbls.query.syntax import STOPWORDS, fts_match, query_terms
-from kbls.storage.store import Filters, Store
+import math
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
 
-#: a stopword matching more chunks than this is left out of the FTS query (see query.STOPWORDS).
-STOPWORD_MAX_CHUNKS = 2000
+from kbls.query.filters import Filters
+from kbls.query.syntax import content_terms, fts_match, query_terms
+from kbls.storage.store import Store
+
+#: a token as FTS5's unicode61 tokenizer sees it: letters and digits; `_` and punctuation split.
+_TOKEN = re.compile(r"[^\W_]+")
+#: the last query word also matches as a prefix (see `fts_match`) from this length on.
+MIN_PREFIX_CHARS = 3
+
+
+def text_tokens(*texts: str) -> frozenset[str]:
+    """The lowercased tokens of `texts`, as FTS5 indexes them."""
+    return frozenset(token for text in texts for token in _TOKEN.findall(text.lower()))
+
+
+@dataclass(frozen=True)
+class QueryWords:
+    """The content words of one query with their weights, to measure a chunk's coverage."""
+
+    #: (word, its tokens, weight); a word like `read_to_string` has several tokens.
+    words: tuple[tuple[str, tuple[str, ...], float], ...]
+    #: the last word, matched as a prefix too (the user may still be typing it).
+    prefix: str | None
+
+    @classmethod
+    def of(cls, text: str, store: Store) -> QueryWords:
+        terms = content_terms(text)
+        parts = {term: tuple(_TOKEN.findall(term)) for term in terms}
+        tokens = {token for split in parts.values() for token in split}
+        chunks = max(store.chunk_count(), 1)
+        docs = store.term_doc_counts(tokens)
+
+        def idf(token: str) -> float:
+            n = docs.get(token, 0)
+            return math.log((chunks - n + 0.5) / (n + 0.5) + 1.0)  # BM25's idf, always > 0
+
+        words = tuple(
+            (term, split, max((idf(t) for t in split), default=0.0)) for term, split in parts.items() if split
+        )
+        every = query_terms(text)
+        last = terms[-1] if terms else ""
+        prefix = last if len(last) >= MIN_PREFIX_CHARS and every and last == every[-1] else None
+        return cls(words, prefix)
+
+    def coverage(self, tokens: Iterable[str]) -> float:
+        """Share (0..1) of the query's content-word weight that `tokens` contain."""
+        have = tokens if isinstance(tokens, frozenset) else frozenset(tokens)
+        total = sum(weight for _, _, weight in self.words)
+        if total <= 0:
+            return 0.0
+        found = 0.0
+        for term, split, weight in self.words:
+            if all(t in have for t in split) or (
+                term == self.prefix and any(token.startswith(term) for token in have)
+            ):
+                found += weight
+        return found / total
 
 
 class LexicalRanker:
-    """Ranks one store's chunks for a query text by BM25."""
+    """Ranks one store's chunks for a query text by BM25 over its content words."""
 
     def __init__(self, store: Store) -> None:
         self.store = store
 
     def rank(self, text: str, filters: Filters, wanted: int) -> list[tuple[int, float]]:
-        """(chunk rowid, score: higher is better) of the best `wanted` chunks."""
-        match = fts_match(text, self._costly_stopwords(text))
+        """(chunk rowid, BM25 score: higher is better) of the best `wanted` chunks."""
+        match = fts_match(text)
         if not match:
             return []
         return [(rowid, -bm25) for rowid, bm25 in self.store.lexical(match, filters, wanted)]
-
-    def _costly_stopwords(self, text: str) -> set[str]:
-        """Function words of the query that match more than STOPWORD_MAX_CHUNKS chunks: scoring
-        them would dominate the lexical query's cost while BM25 gives them next to no weight."""
-        candidates = [t for t in query_terms(text) if t in STOPWORDS]
-        if not candidates:
-            return set()
-        counts = self.store.term_doc_counts(candidates)
-        return {t for t in candidates if counts.get(t, 0) > STOPWORD_MAX_CHUNKS}

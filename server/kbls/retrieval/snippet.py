@@ -10,11 +10,11 @@ _FENCE_OR_RULE = re.compile(r"^\s*(```|~~~|---+\s*$|===+\s*$)")
 
 def make_snippet(body: str, terms: list[str], width: int = SNIPPET_CHARS) -> str:
     """The best-matching line (or the first content line) and what follows, up to `width`."""
-    lines = [l for l in body.split("\n") if l.strip() and not _FENCE_OR_RULE.match(l)]
+    lines = [line for line in body.split("\n") if line.strip() and not _FENCE_OR_RULE.match(line)]
     if not lines:
         return ""
     best = 0
-    content = [i for i, l in enumerate(lines) if not l.lstrip().startswith("#")]
+    content = [i for i, line in enumerate(lines) if not line.lstrip().startswith("#")]
     if content:
         best = content[0]
     if terms:
@@ -23,11 +23,11 @@ def make_snippet(body: str, terms: list[str], width: int = SNIPPET_CHARS) -> str
             return sum(1 for t in terms if t in lowered)
 
         # A heading repeats the title or breadcrumb shown beside the snippet: prefer prose.
-        scores = [hits(l) - (0.5 if l.lstrip().startswith("#") else 0) for l in lines]
+        scores = [hits(line) - (0.5 if line.lstrip().startswith("#") else 0) for line in lines]
         if max(scores) >= 1:
             best = max(range(len(lines)), key=lambda i: (scores[i], -i))
     # What follows the chosen line reads on as prose: later headings would only show as "## …".
-    following = [l for l in lines[best + 1 :] if not l.lstrip().startswith("#")]
+    following = [line for line in lines[best + 1 :] if not line.lstrip().startswith("#")]
     text = " ".join(" ".join([lines[best], *following]).split())
     line = " ".join(lines[best].split())
     if terms and len(line) > width:

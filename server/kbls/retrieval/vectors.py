@@ -82,6 +82,17 @@ class VectorIndex:
         found = self.ids[positions] == np.asarray(embedding_ids) if len(self.ids) else np.zeros(0, bool)
         return self.matrix[positions[found]]
 
+    def similarities(self, query: np.ndarray, embedding_ids: list[int]) -> dict[int, float]:
+        """Cosine similarity of `query` to each stored vector of `embedding_ids` (absent ids left out)."""
+        self.sync()
+        if not embedding_ids or not len(self.ids):
+            return {}
+        wanted = np.asarray(embedding_ids, dtype=np.int64)
+        positions = np.clip(np.searchsorted(self.ids, wanted), 0, len(self.ids) - 1)
+        found = self.ids[positions] == wanted
+        scores = self.matrix[positions[found]] @ query.astype(np.float32)
+        return {int(e): float(s) for e, s in zip(wanted[found], scores, strict=True)}
+
     def top(self, query: np.ndarray, n: int, allowed: np.ndarray | None = None) -> list[tuple[int, float]]:
         """(embedding id, cosine similarity) of the `n` nearest vectors, best first."""
         self.sync()

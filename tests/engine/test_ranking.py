@@ -1,0 +1,153 @@
+"""Ranking with the real model: function words never decide a ranking, diacritics are kept,
+off-topic queries find nothing, scores are 0..1 confidences, a note ranks as a note."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from tests.support.corpus import write
+
+from kbls.config import Config, SearchConfig
+from kbls.engine import Engine
+from kbls.indexing.embed import Embedder
+from kbls.query.syntax import content_terms, fts_match
+from kbls.retrieval.lexical import QueryWords, text_tokens
+
+NOTES = {
+    "garden/houseplants.md": """
+        # Keeping houseplants healthy
+
+        Yellow leaves and root rot usually mean too much water. Isolate a plant that has pests
+        or a disease, so the others do not catch it, and cut away the sick leaves.
+        """,
+    "rust/channels.md": """
+        # Channels
+
+        Send values from one thread to another: the receiver takes messages from the channel,
+        from any number of senders, from anywhere in the program, and from every clone.
+        """,
+    "cv/resume.md": """
+        # Mon résumé
+
+        Le résumé liste chaque poste depuis 2010, avec les références.
+        """,
+    "tools/downloads.md": """
+        # Interrupted downloads
+
+        To resume a download where it stopped, pass -C - to curl; wget has --continue.
+        """,
+    "cooking/bread.md": """
+        # Sourdough bread
+
+        Feed the starter the night before. Mix flour, water and salt, fold four times, shape,
+        then proof overnight in the fridge and bake in a hot dutch oven.
+
+        ## Scoring the loaf
+
+        A razor cut lets the loaf open where you want while it bakes.
+        """,
+}
+
+
+@pytest.fixture(scope="module")
+def ranked(tmp_path_factory: pytest.TempPathFactory, embedder: Embedder) -> Iterator[Engine]:
+    base = tmp_path_factory.mktemp("ranking")
+    for rel, text in NOTES.items():
+        write(base / "notes", rel, text)
+    engine = Engine(base / "notes", store_dir=base / "store", embedder=embedder)
+    engine.index()
+    yield engine
+    engine.close()
+
+
+def unfloored(engine: Engine) -> Engine:
+    return Engine(
+        engine.root, config=Config(search=SearchConfig(min_score=0.0)), store_dir=engine.store_dir,
+        embedder=engine.embedder,
+    )
+
+
+# -- query building --------------------------------------------------------------------------
+def test_function_words_leave_the_lexical_query_when_content_words_remain():
+    assert content_terms("stop my plants from getting sick") == ["stop", "plants", "getting", "sick"]
+    assert '"from"' not in fts_match("stop my plants from getting sick")
+    assert content_terms("to be or not to be") == ["to", "be", "or", "not"]  # nothing else: kept
+    assert fts_match("borrow check") == '"borrow" OR ("check" OR "check"*)'
+
+
+def test_coverage_weighs_rare_words_more_and_counts_function_words_not_at_all(ranked):
+    words = QueryWords.of("stop my plants from getting sick", ranked.store)
+    assert words.coverage(text_tokens("from here, from there")) == 0.0
+    assert words.coverage(text_tokens("stop plants getting sick")) == pytest.approx(1.0)
+    partial = words.coverage(text_tokens("the plants"))
+    assert 0.0 < partial < 0.5
+    # The last word is matched as a prefix too: the user may still be typing it.
+    assert QueryWords.of("houseplant heal", ranked.store).coverage(text_tokens("healthy houseplant")) == 1.0
+
+
+# -- behaviour -------------------------------------------------------------------------------
+@pytest.mark.parametrize("mode", ["hybrid", "lexical"])
+def test_a_function_word_is_never_the_only_reason_to_rank_first(ranked, mode):
+    hits = ranked.search("stop my plants from getting sick", mode=mode, group_by_file=True).hits
+    paths = [h.path for h in hits]
+    assert paths and paths[0] == "garden/houseplants.md", paths
+    if mode == "lexical":  # "from" is its only shared word: not a match at all
+        assert "rust/channels.md" not in paths
+
+
+def test_diacritics_are_kept_resume_and_resume_with_accents_differ(ranked):
+    accented = [h.path for h in ranked.search("résumé", mode="lexical").hits]
+    plain = [h.path for h in ranked.search("resume", mode="lexical").hits]
+    assert accented == ["cv/resume.md"]
+    assert plain == ["tools/downloads.md"]
+
+
+def test_an_off_topic_query_finds_nothing_unless_the_floor_is_off(ranked):
+    query = "marathon training plan for the last four weeks"
+    assert ranked.search(query).hits == []
+    assert ranked.search(query, mode="semantic").hits == []
+    engine = unfloored(ranked)
+    try:
+        assert engine.search(query).hits  # something always ranks without a floor
+    finally:
+        engine.close()
+
+
+def test_scores_are_confidences_from_0_to_1_best_first(ranked):
+    for mode in ("hybrid", "semantic", "lexical"):
+        hits = ranked.search("bake a loaf of sourdough bread", mode=mode, limit=10).hits
+        assert hits and hits[0].path == "cooking/bread.md"
+        scores = [h.score for h in hits]
+        assert all(0.0 < s <= 1.0 for s in scores) and scores == sorted(scores, reverse=True)
+    best = ranked.search("bake a loaf of sourdough bread").hits[0]
+    assert best.score >= ranked.config.search.min_score
+
+
+def test_a_note_scores_at_least_as_high_as_its_best_section(ranked):
+    """Grouped by file, a note takes its best value of each signal (its title may hold the
+    words, another section the meaning), so it never scores below its best chunk."""
+    query = "sourdough loaf razor cut"
+    plain = ranked.search(query, limit=20).hits
+    grouped = ranked.search(query, limit=20, group_by_file=True).hits
+    bread = [h for h in grouped if h.path == "cooking/bread.md"]
+    assert bread and bread[0].score >= max(h.score for h in plain if h.path == "cooking/bread.md")
+
+
+def test_min_score_is_validated():
+    with pytest.raises(ValueError, match="min_score"):
+        SearchConfig(min_score=1.5)
+
+
+def test_weights_come_from_the_config(ranked, tmp_path: Path):
+    lexical_only = Engine(
+        ranked.root, config=Config(search=SearchConfig(semantic_weight=0.0, lexical_weight=1.0, min_score=0.0)),
+        store_dir=ranked.store_dir, embedder=ranked.embedder,
+    )
+    try:
+        hybrid = lexical_only.search("stop my plants from getting sick", limit=5).hits
+        lexical = ranked.search("stop my plants from getting sick", mode="lexical", limit=5).hits
+        assert [h.score for h in hybrid] == [h.score for h in lexical]
+    finally:
+        lexical_only.close()
