@@ -57,6 +57,7 @@ class Scanner:
         # Read lazily, dropped at each walk (a .gitignore may change between walks):
         self._gitignores: dict[str, _IgnoreFile | None] = {}  # folder -> its .gitignore
         self._ignored_dirs: dict[str, bool] = {}  # folder -> ignored by git
+        self._stacks: dict[str, list[tuple[int, _IgnoreFile]]] = {}  # folder -> see _stack
         self._info_exclude: _IgnoreFile | None = None
         self._info_exclude_read = False
 
@@ -100,27 +101,37 @@ class Scanner:
         may be a `!` re-include), then `.git/info/exclude`.
 
         :param folders_checked: the walk reached the path, so no folder on its way is ignored."""
-        parts = rel_path.split("/")
-        for depth in range(1, 1 if folders_checked else len(parts)):
-            folder = "/".join(parts[:depth])
+        slash = -1 if folders_checked else rel_path.find("/")
+        while slash != -1:
+            folder = rel_path[:slash]
             if folder not in self._ignored_dirs:
-                self._ignored_dirs[folder] = self._git_decides(parts[:depth], is_dir=True)
+                self._ignored_dirs[folder] = self._git_decides(folder, is_dir=True)
             if self._ignored_dirs[folder]:
                 return True
-        return self._git_decides(parts, is_dir)
+            slash = rel_path.find("/", slash + 1)
+        return self._git_decides(rel_path, is_dir)
 
-    def _git_decides(self, parts: list[str], is_dir: bool) -> bool:
-        suffix = "/" if is_dir else ""
-        for depth in range(len(parts) - 1, -1, -1):  # the deepest .gitignore first
-            patterns = self._gitignore("/".join(parts[:depth]))
-            if patterns is not None:
-                verdict = patterns.verdict("/".join(parts[depth:]) + suffix)
-                if verdict is not None:
-                    return verdict
+    def _git_decides(self, rel_path: str, is_dir: bool) -> bool:
+        path = rel_path + "/" if is_dir else rel_path
+        for cut, patterns in self._stack(rel_path.rpartition("/")[0]):  # the deepest first
+            verdict = patterns.verdict(path[cut:])
+            if verdict is not None:
+                return verdict
         if not self._info_exclude_read:
             self._info_exclude = self._read_patterns(self.root / ".git" / "info" / "exclude")
             self._info_exclude_read = True
-        return self._info_exclude is not None and bool(self._info_exclude.verdict("/".join(parts) + suffix))
+        return self._info_exclude is not None and bool(self._info_exclude.verdict(path))
+
+    def _stack(self, rel_dir: str) -> list[tuple[int, _IgnoreFile]]:
+        """The `.gitignore` files that apply inside `rel_dir`, the deepest first, each with the
+        length of the prefix that makes a root-relative path relative to its folder."""
+        stack = self._stacks.get(rel_dir)
+        if stack is None:
+            outer = self._stack(rel_dir.rpartition("/")[0]) if rel_dir else []
+            own = self._gitignore(rel_dir)
+            stack = [(len(rel_dir) + 1 if rel_dir else 0, own), *outer] if own is not None else outer
+            self._stacks[rel_dir] = stack
+        return stack
 
     def _dir_excluded(self, rel_dir: str, abs_dir: Path) -> bool:
         name = rel_dir.rsplit("/", 1)[-1]
@@ -173,6 +184,7 @@ class Scanner:
         """Every wanted file under the root, sorted by path."""
         self._gitignores.clear()  # a .gitignore may have changed since the last walk
         self._ignored_dirs.clear()
+        self._stacks.clear()
         self._info_exclude_read = False
         found: list[Candidate] = []
         for dirpath, dirnames, filenames in os.walk(self.root, followlinks=False):
