@@ -43,6 +43,9 @@ M.defaults = {
   related = {
     limit = 10,
   },
+  -- `gx` on a link of the hover (file://…#L5) opens the note here, at the line, instead of
+  -- handing it to the system (vim.ui.open is wrapped for those links only).
+  hover_links = true,
   -- Milliseconds a synchronous request (health check, :KbStatus) may take.
   timeout = 5000,
   -- Buffer-local keymaps in attached buffers: false (default), true for `default_keymaps`, or a
@@ -102,6 +105,7 @@ function M.validate(opts)
     type(opts.search) == "table" and type(opts.search.debounce) == "number" and opts.search.debounce >= 0,
     "search.debounce must be a number >= 0"
   )
+  check(type(opts.hover_links) == "boolean", "hover_links must be a boolean")
   check(
     type(opts.keymaps) == "boolean" or type(opts.keymaps) == "table",
     "keymaps must be a boolean or a table"

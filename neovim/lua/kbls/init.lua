@@ -7,6 +7,7 @@ local client_config = require("kbls.lsp.client_config")
 local clients = require("kbls.lsp.clients")
 local config = require("kbls.config")
 local enable = require("kbls.enable")
+local hover_links = require("kbls.hover_links")
 local index_status = require("kbls.lsp.index_status")
 local items = require("kbls.items")
 local keymaps = require("kbls.keymaps")
@@ -66,6 +67,11 @@ end
 function M.setup(opts)
   config.setup(opts)
   define_highlights()
+  if config.options.hover_links then
+    hover_links.install()
+  else
+    hover_links.uninstall()
+  end
   local group = vim.api.nvim_create_augroup("kbls", { clear = true })
   vim.api.nvim_create_autocmd("ColorScheme", { group = group, callback = define_highlights })
   -- Keymaps for every kbls client, the plugin's own or one started by vim.lsp.enable("kbls").

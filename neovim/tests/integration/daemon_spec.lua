@@ -378,7 +378,28 @@ describe("kbls against the real daemon", function()
     )
     local text = table.concat(vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(float), 0, -1, false), "\n")
     assert.is_true(#text > 0)
-    vim.api.nvim_win_close(float, true)
+
+    -- gx on the first link of the hover opens that note here, at the linked line
+    vim.api.nvim_set_current_win(float)
+    local lines = vim.api.nvim_buf_get_lines(0, 0, -1, false)
+    local row, uri
+    for i, l in ipairs(lines) do
+      uri = l:match("%((file://[^)]+#L%d+)%)")
+      if uri then
+        row = i
+        break
+      end
+    end
+    assert(row, "no link in the hover: " .. text)
+    vim.api.nvim_win_set_cursor(0, { row, (lines[row]:find("[", 1, true)) })
+    vim.treesitter.get_parser(0):parse(true) -- a UI parses the inline markdown when it draws
+    vim.cmd("normal gx")
+    local target = require("kbls.hover_links").parse(uri)
+    assert.is_true(vim.wait(5000, function()
+      return vim.api.nvim_buf_get_name(0) == target.filename
+    end, 20))
+    assert.equals(target.lnum, vim.api.nvim_win_get_cursor(0)[1])
+    assert.equals("", vim.api.nvim_win_get_config(0).relative)
   end)
 
   it("workspace/symbol searches the knowledge base", function()
