@@ -248,7 +248,8 @@ export async function screenshotAround(page, selector, file, margin = 16) {
   const x = Math.max(0, Math.floor(box.x - margin));
   const y = Math.max(0, Math.floor(box.y - margin));
   const clip = { x, y, width: Math.min(vp.width - x, Math.ceil(box.width + 2 * margin)), height: Math.min(vp.height - y, Math.ceil(box.height + 2 * margin)) };
-  await page.screenshot({ path: file, clip });
+  // Not beyond the viewport: that resizes the page for the shot, which closes hovers and pickers.
+  await page.screenshot({ path: file, clip, captureBeyondViewport: false });
   return file;
 }
 
