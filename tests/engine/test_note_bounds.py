@@ -13,6 +13,7 @@ import random
 import resource
 import subprocess
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -153,3 +154,12 @@ def test_parsing_a_2_mb_pathological_note_stays_under_160_mb(text: str) -> None:
     assert peak_mb < 160, peak_mb
     assert sections <= parse.MAX_SECTIONS
     assert resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss > 0
+
+
+@pytest.mark.parametrize("line", ["- " * 100_000, " - " * 100_000, "* " * 100_000, "1. " * 100_000, "> " * 100_000])
+def test_a_line_of_nested_container_markers_parses_in_linear_time(line: str) -> None:
+    """Each nesting level re-reads the rest of the line: the nesting cap keeps this linear."""
+    started = time.perf_counter()
+    parse_note("n.md", line + "a\n\n# Heading\n")
+    elapsed = time.perf_counter() - started
+    assert elapsed < 2.0 * len(line) / 100_000 + 0.5, f"{elapsed:.1f}s for {len(line)} characters"

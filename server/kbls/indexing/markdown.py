@@ -1,7 +1,7 @@
 """Markdown block structure from a CommonMark parser (markdown-it-py), as line ranges.
 
 Only the block level is parsed for the whole note: headings, fenced and indented code, lists,
-block quotes, tables, HTML blocks and paragraphs come from the tokens' `map` line ranges, so a
+block quotes, HTML blocks and paragraphs come from the tokens' `map` line ranges, so a
 ` ```python ` line inside a fence never closes it and `- item` followed by `---` is a list and
 a thematic break. Inline parsing runs on heading text only (for a plain-text breadcrumb).
 
@@ -29,7 +29,9 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 from mdit_py_plugins.front_matter import front_matter_plugin
 
-#: markdown-it's own nesting guard: deeper block quotes and lists are left as paragraphs.
+#: markdown-it's nesting guard: deeper, the rest of the window is read into the deepest block.
+#: Kept at its default: each level re-reads the rest of a line (`- - - …` on one 200 KB line:
+#: 1.3 s at 20, 14 s at 100).
 MAX_NESTING = 20
 
 
@@ -169,7 +171,6 @@ class _Builder:
             self.code.update(range(start, stop))
         if token.level != 0:
             return index + 1
-        kind = token.type
         kind = token.type
         if kind == "front_matter":
             self.front_matter, self.body_start = token.content, stop
