@@ -17,7 +17,7 @@ import msgspec
 from kbls.config import CONFIG_FILE, Config, ModelConfig, load_config
 from kbls.daemon.answers import SafeListener
 from kbls.daemon.jobs import FULL_RETRY, OpenRequest
-from kbls.daemon.roots import Root, RootRegistry, StoreIdentity
+from kbls.daemon.roots import Root, RootRegistry
 from kbls.daemon.watch import RootWatcher
 from kbls.engine import Engine
 from kbls.errors import ConfigError, KblsError, StoreBusyError, StoreFullError
@@ -114,7 +114,7 @@ class RootOpener:
         except Exception:  # the first search will try again; opening the root must not fail
             log.exception("cannot load the vectors of %s", folder)
         root = Root(
-            uri=uri, folder=folder, engine=engine, identity=StoreIdentity.of(engine.store.path),
+            uri=uri, folder=folder, engine=engine,
             files=counts.files, chunks=counts.chunks,
         )
         if self.watch:

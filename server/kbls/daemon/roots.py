@@ -19,23 +19,6 @@ from kbls.engine import Engine
 from kbls.errors import OutsideRootError
 
 
-@dataclass(frozen=True)
-class StoreIdentity:
-    """Which file the store is: a `kbls index --rebuild` or a deleted cache makes a new one."""
-
-    device: int
-    inode: int
-
-    @staticmethod
-    def of(path: Path) -> StoreIdentity | None:
-        """The identity of the file at `path` now; None when it is gone."""
-        try:
-            st = os.stat(path)
-        except OSError:
-            return None
-        return StoreIdentity(st.st_dev, st.st_ino)
-
-
 @dataclass
 class Root:
     """One open root. `files`, `chunks` and `error` are written under the registry's lock."""
@@ -44,8 +27,6 @@ class Root:
     #: the folder as the client names it (not symlink-resolved), so hit URIs match its buffers.
     folder: Path
     engine: Engine
-    #: the store file this engine opened (checked before each job and after a search error).
-    identity: StoreIdentity | None
     watcher: RootWatcher | None = None
     files: int = 0
     chunks: int = 0
@@ -59,8 +40,12 @@ class Root:
         return str(self.folder)
 
     def store_replaced(self) -> bool:
-        """The store file vanished or is another file than the one opened (not locked: a stat)."""
-        return StoreIdentity.of(self.engine.store.path) != self.identity
+        """The store file vanished or another store took its name (a stat and a tiny query).
+
+        Asked twice when the first answer is yes: a generation that could not be read for a
+        moment (a checkpoint holding a lock) must not make the daemon reopen a healthy store.
+        """
+        return self.engine.store.replaced() and self.engine.store.replaced()
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -114,14 +114,16 @@ class Daemon:
         self._worker.submit(found.root.key, Job(files={found.rel}))
         return True
 
-    def reindex(self, paths: list[Path] | None, force: bool = False) -> int:
-        """Queue `paths` (None: every root); returns the number of files queued.
+    def reindex(self, paths: list[Path] | None, force: bool = False, folders: Collection[Path] | None = None) -> int:
+        """Queue `paths` (None: every root, or every root within `folders`); returns the files queued.
 
         :raises OutsideRootError: for a path outside every root (nothing is queued then).
         """
         if paths is None:
             queued = 0
             for view in self._registry.views():
+                if not within(view.root, folders):
+                    continue
                 self._worker.submit(view.root.key, Job(full=True, force=force, progress=True))
                 queued += view.files
             return queued
@@ -165,18 +167,21 @@ class Daemon:
         """
         return self._registry.locate(path)
 
-    def search(self, request: SearchRequest) -> SearchAnswer:
+    def search(self, request: SearchRequest, folders: Collection[Path] | None = None) -> SearchAnswer:
         """Search every root and merge the hits by score; a note is answered by its innermost root.
 
+        :param folders: search only the roots at or inside these folders (one client's roots,
+            when several clients share this daemon: `kbls.userdaemon`); None: every root.
         :raises QueryError: for a bad mode, limit or filter.
         :raises StoreUnavailableError: when a store vanished and is being rebuilt.
         """
         started = time.perf_counter()
-        roots = self._registry.all()
+        every = self._registry.all()
+        roots = [root for root in every if within(root, folders)]
         limit = request.limit or (roots[0].engine.config.search.limit if roots else DEFAULT_LIMIT)
         found: list[RootHit] = []
         for root in roots:
-            nested = any(other is not root and other.folder.is_relative_to(root.folder) for other in roots)
+            nested = any(other is not root and other.folder.is_relative_to(root.folder) for other in every)
             found.extend(RootHit(root.uri, root.folder, hit) for hit in self._search_root(root, request, limit, nested))
         if len(roots) > 1:
             found.sort(key=lambda pair: -pair.hit.score)
@@ -233,8 +238,10 @@ class Daemon:
                 ) from exc
             raise
 
-    def status(self) -> DaemonStatus:
-        reports = [RootReport(v.root.uri, self._root_status(v.root), v.error) for v in self._registry.views()]
+    def status(self, folders: Collection[Path] | None = None) -> DaemonStatus:
+        """The daemon's state and each root's store; `folders` as in `search`."""
+        views = [v for v in self._registry.views() if within(v.root, folders)]
+        reports = [RootReport(v.root.uri, self._root_status(v.root), v.error) for v in views]
         first = next(iter(self._registry.all()), None)
         embedder = first.engine.embedder if first is not None else None
         return DaemonStatus(
@@ -268,3 +275,8 @@ class Daemon:
             self._listener.show(logging.WARNING, f"kbls: {root.folder}: {message}")
             self._worker.reopen_root(OpenRequest(root.uri, root.folder, reopen=True))
         return True
+
+
+def within(root: Root, folders: Collection[Path] | None) -> bool:
+    """`root` is at or inside one of `folders` (None: no restriction)."""
+    return folders is None or any(root.folder.is_relative_to(folder) for folder in folders)

@@ -8,6 +8,9 @@ its root shows the reason (state `error`) until a retry succeeds, and the user i
 Before each job, and after a failure, the worker checks that the store file is still the one it
 opened: a store deleted or replaced under the daemon (a cleared cache, `kbls index --rebuild`) is
 opened again, rebuilt when missing, and the user is told.
+
+`Worker` is a little over 250 lines: the thread loop and the handling of each job's outcome
+share its lock, queue and reporter; split apart they would hand most of that state around.
 """
 
 from __future__ import annotations
