@@ -130,3 +130,15 @@ def test_a_store_that_fails_to_open_holds_no_file_open(tmp_path: Path) -> None:
     assert not any(path.startswith(str(directory)) for path in open_files), open_files
     aside = set_aside(directory, "damaged")
     assert aside.exists() and not (directory / STORE_FILE).exists()
+
+
+def test_read_only_and_identity_work_for_a_folder_name_with_uri_characters(tmp_path: Path) -> None:
+    """Read-only opens and identity checks go through `file:` URIs: `?`, `#`, `%` must be escaped."""
+    directory = tmp_path / "odd ?#% name"
+    _open(directory).close()
+    store = _open(directory, read_only=True)
+    try:
+        assert store.exists and store.opened is not None and store.opened.generation
+        assert not store.replaced()
+    finally:
+        store.close()

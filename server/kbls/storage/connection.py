@@ -66,7 +66,7 @@ def _sql_glob(pattern: str, path: str) -> int:
 
 def read_only_uri(path: Path) -> str:
     """The URI that opens `path` read-only: nothing is created, a missing file is an error."""
-    return f"file:{quote(path.as_posix())}?mode=ro"
+    return f"file:{quote(path.as_posix(), safe='/:')}?mode=ro"  # `?`, `#`, `%` in a path are escaped
 
 
 def memory_uri(name: str) -> str:
