@@ -20,13 +20,15 @@ local Live = {}
 Live.__index = Live
 
 --- A live search.
----@param opts {send?: fun(params: table, handler: fun(err: table|nil, result: any)): fun(), debounce?: integer, search?: table, bufnr?: integer}|nil
----   `send` defaults to `kbls.api.search`; `search` overrides the `search` options
+---@param opts {send?: fun(params: table, handler: fun(err: table|nil, result: any)): fun(), debounce?: integer, search?: table, bufnr?: integer, list_empty?: boolean}|nil
+---   `send` defaults to `kbls.api.search`; `search` overrides the `search` options;
+---   `list_empty`: an empty prompt lists the notes instead of showing nothing
 ---@return kbls.LiveSearch
 function M.new(opts)
   opts = opts or {}
   local self = setmetatable({}, Live)
   self._search_opts = opts.search
+  self._list_empty = opts.list_empty == true
   self._send = opts.send
     or function(p, handler)
       return require("kbls.api").search(p, handler, { bufnr = opts.bufnr })
@@ -40,12 +42,16 @@ end
 
 --- Send `query` now, cancelling the request in flight. `cb(hits, err, query, result)` is called
 --- once for this query: with the hits, with an error, or with `{}` and a RequestCancelled error
---- when a newer query superseded it. An empty query gives `{}` at once without a request.
+--- when a newer query superseded it. An empty query gives `{}` at once without a request, or,
+--- with `list_empty`, the list of notes.
 ---@param query string
 ---@param cb fun(hits: table[], err: table|nil, query: string, result: table|nil)
 function Live:send(query, cb)
   self._latest = query
   local p = params.search(query, self._search_opts)
+  if not p and self._list_empty then
+    p = params.list_notes(self._search_opts)
+  end
   if not p then
     self._requester:cancel()
     return cb({}, nil, query, nil)

@@ -30,6 +30,18 @@ function M.search(query, opts)
   return params
 end
 
+--- The query that lists notes rather than searching: a filter-only query (`path:**`) makes the
+--- server list every note, one entry each, ordered by path.
+M.LIST_NOTES_QUERY = "path:**"
+
+--- `kb/search` params listing the notes (what a live picker shows for an empty prompt).
+---@param opts {mode?: string}|nil default: `search` options
+---@return table
+function M.list_notes(opts)
+  opts = vim.tbl_extend("force", config.options.search, opts or {})
+  return { query = M.LIST_NOTES_QUERY, limit = contract.MAX_LIMIT, mode = opts.mode, groupByFile = true }
+end
+
 --- `kb/related` params for a buffer: the whole note, or the chunk at `position` (0-based).
 ---@param bufnr integer
 ---@param position {line: integer, character?: integer}|nil

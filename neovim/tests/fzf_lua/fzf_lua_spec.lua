@@ -160,6 +160,15 @@ describe("fzf-lua picker", function()
     assert.equals(30, vim.api.nvim_win_get_cursor(0)[1])
   end)
 
+  with_fzf("an empty prompt lists the notes", function()
+    vim.cmd("KbSearch")
+    wait("fzf listing the notes", function()
+      local screen = select(2, fzf_screen())
+      return screen:find("Beta › Second", 1, true) ~= nil
+    end)
+    assert.equals("path:**", server.of("kb/search")[1].params.query)
+  end)
+
   with_fzf("opened while the index loads, re-runs the query when it is ready", function()
     index_state = "loading"
     vim.cmd("KbSearch alpha")

@@ -445,6 +445,30 @@ describe("kbls against the real daemon", function()
     assert.equals("gardening/tomatoes.md", got[3].hits[1].path)
   end)
 
+  it("an empty prompt of a live picker lists every note", function()
+    local ls = live_search.new({
+      debounce = 0,
+      list_empty = true,
+      send = function(p, handler)
+        return api.search(p, handler, { client = client })
+      end,
+    })
+    local got
+    ls:send("", function(hits, err)
+      got = { hits = hits, err = err }
+    end)
+    assert.is_true(vim.wait(REQUEST_TIMEOUT, function()
+      return got ~= nil
+    end, 20))
+    ls:close()
+    assert.is_nil(got.err)
+    local listed = {}
+    for _, hit in ipairs(got.hits) do
+      listed[hit.path] = true
+    end
+    assert.equals(NOTE_COUNT, vim.tbl_count(listed), vim.inspect(vim.tbl_keys(listed)))
+  end)
+
   it(":KbStatus shows version, model and store; :KbReindex queues", function()
     local status_msgs = capture_notify(function()
       local result = await("kb/status", function(done)

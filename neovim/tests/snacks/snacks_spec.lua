@@ -135,6 +135,16 @@ describe("snacks picker", function()
     assert.equals(30, vim.api.nvim_win_get_cursor(0)[1])
   end)
 
+  it("an empty prompt lists the notes", function()
+    vim.cmd("KbSearch")
+    local p
+    wait("picker listing the notes", function()
+      p = active()
+      return p ~= nil and #p:items() == 2
+    end)
+    assert.equals("path:**", server.of("kb/search")[1].params.query)
+  end)
+
   it("opened while the index loads, shows the state and re-runs when it is ready", function()
     index_state = "loading"
     require("kbls").search("alpha")

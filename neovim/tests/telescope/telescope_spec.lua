@@ -137,15 +137,17 @@ describe("telescope extension", function()
     require("telescope").load_extension("kbls")
     vim.cmd("Telescope kbls")
     local p, b
-    wait("picker", function()
+    -- an empty prompt lists the notes
+    wait("picker listing the notes", function()
       p, b = picker()
-      return p ~= nil
+      return p ~= nil and #result_lines(p) == 2
     end)
-    vim.api.nvim_buf_set_lines(b, 0, -1, false, { p.prompt_prefix .. "alpha" })
+    assert.equals("path:**", server.of("kb/search")[1].params.query)
+    vim.api.nvim_buf_set_lines(b, 0, -1, false, { p.prompt_prefix .. "gamma" })
     wait("results", function()
-      return #result_lines(p) == 2
+      return #result_lines(p) == 1 and table.concat(result_lines(p)):find("Gamma", 1, true) ~= nil
     end)
-    assert.equals("alpha", server.of("kb/search")[#server.of("kb/search")].params.query)
+    assert.equals("gamma", server.of("kb/search")[#server.of("kb/search")].params.query)
   end)
 
   it("search: opened while the index loads, shows the state and re-runs when it is ready", function()

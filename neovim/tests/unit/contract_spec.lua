@@ -127,6 +127,7 @@ describe("request builders against the schema", function()
       })
     )
     assert_valid(p, params.search(string.rep("é", contract.MAX_QUERY_CHARS * 2)), "long multibyte query")
+    assert_valid(p, params.list_notes(), "the notes listing")
   end)
 
   check("kb/related, kb/reindex and kb/status params", function()

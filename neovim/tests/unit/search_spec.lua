@@ -331,6 +331,25 @@ describe("kbls.live", function()
     live:close()
   end)
 
+  it("with list_empty, an empty prompt lists the notes (a filter-only query)", function()
+    local s = fake_send()
+    local params_sent
+    local ls = live_search.new({
+      debounce = 0,
+      list_empty = true,
+      send = function(p, handler)
+        params_sent = p
+        return s.fn(p, handler)
+      end,
+    })
+    ls:send("  ", function() end)
+    assert.same(request_params.list_notes(), params_sent)
+    assert.equals("path:**", params_sent.query)
+    assert.equals(200, params_sent.limit)
+    assert.is_true(params_sent.groupByFile)
+    ls:close()
+  end)
+
   it("close cancels the pending update and the request in flight", function()
     local s = fake_send()
     local live = live_search.new({ send = s.fn, debounce = 20 })

@@ -84,7 +84,11 @@ end
 function M.live_search(opts)
   opts = vim.deepcopy(opts or {})
   local fzf_lua = fzf()
-  local live = live_search.new({ bufnr = opts.bufnr or vim.api.nvim_get_current_buf(), search = opts.search })
+  local live = live_search.new({
+    bufnr = opts.bufnr or vim.api.nvim_get_current_buf(),
+    search = opts.search,
+    list_empty = true,
+  })
   local query = opts.query
   opts.query, opts.search, opts.bufnr = nil, nil, nil
   local shown, origin = {}, vim.api.nvim_get_current_win()
@@ -117,7 +121,7 @@ function M.live_search(opts)
     vim.tbl_deep_extend("force", {
       prompt = "kbls> ",
       query = query,
-      exec_empty_query = false,
+      exec_empty_query = true, -- an empty prompt lists the notes
       previewer = "builtin",
       file_icons = false,
       git_icons = false,

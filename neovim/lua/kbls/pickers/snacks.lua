@@ -84,7 +84,11 @@ end
 function M.live_search(opts)
   opts = vim.deepcopy(opts or {})
   local Snacks = snacks()
-  local live = live_search.new({ bufnr = opts.bufnr or vim.api.nvim_get_current_buf(), search = opts.search })
+  local live = live_search.new({
+    bufnr = opts.bufnr or vim.api.nvim_get_current_buf(),
+    search = opts.search,
+    list_empty = true,
+  })
   local query = opts.query
   opts.query, opts.search, opts.bufnr = nil, nil, nil
   local title = opts.title or "kbls search"

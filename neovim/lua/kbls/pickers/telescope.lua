@@ -93,7 +93,7 @@ function M.live_search(opts)
   -- The finder runs while the prompt buffer is current: ask the client of the buffer the
   -- picker was opened from.
   local bufnr = opts.bufnr or vim.api.nvim_get_current_buf()
-  local live = live_search.new({ bufnr = bufnr, search = opts.search })
+  local live = live_search.new({ bufnr = bufnr, search = opts.search, list_empty = true })
   local origin = vim.api.nvim_get_current_win()
   local picker -- set below; the finder shows the index state in its results title
   local finder = t.finders.new_dynamic({
