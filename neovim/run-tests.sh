@@ -48,16 +48,29 @@ if ! { [ -x "$nvim_bin" ] && "$nvim_bin" --version 2>/dev/null | head -1 | grep 
 fi
 "$nvim_bin" --version | head -1 | grep -q "v$nvim_version" || fail_setup "$nvim_bin is not Neovim $nvim_version"
 
-# --- busted ---------------------------------------------------------------------------------
+# --- busted, and the tools some specs use ----------------------------------------------------
+# busted is required; luarocks (tests/unit/install_spec.lua builds the rockspec) and fzf (the
+# fzf-lua specs, only when KBLS_FZF_LUA_PATH is set) are installed when apt-get can, and their
+# specs say they skipped otherwise.
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then sudo="sudo -n"; fi
+apt_updated=""
+apt_install() {  # apt_install PACKAGE: 0 when installed
+  command -v apt-get >/dev/null || return 1
+  if [ -z "$apt_updated" ]; then
+    timeout 600 $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null || return 1
+    apt_updated=1
+  fi
+  log "installing $1 with apt-get"
+  timeout 600 $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$1" >/dev/null
+}
 if [ ! -f /usr/share/lua/5.1/busted/runner.lua ] && [ -z "${KBLS_BUSTED_LPATH:-}" ]; then
-  sudo=""
-  if [ "$(id -u)" -ne 0 ]; then sudo="sudo -n"; fi
   command -v apt-get >/dev/null || fail_setup "busted is missing and there is no apt-get: install lua-busted"
-  log "installing lua-busted with apt-get"
-  timeout 600 $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null \
-    || fail_setup "apt-get update failed"
-  timeout 600 $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq lua-busted >/dev/null \
-    || fail_setup "apt-get install lua-busted failed"
+  apt_install lua-busted || fail_setup "apt-get install lua-busted failed"
+fi
+command -v luarocks >/dev/null || apt_install luarocks || log "luarocks not installed: the rockspec spec will skip"
+if [ -n "${KBLS_FZF_LUA_PATH:-}" ] && ! command -v fzf >/dev/null; then
+  apt_install fzf || log "fzf not installed: the fzf-lua specs that open fzf will skip"
 fi
 
 # --- the daemon -------------------------------------------------------------------------------
