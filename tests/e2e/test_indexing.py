@@ -65,7 +65,8 @@ def test_saved_edit_is_found_and_only_changed_chunks_are_embedded(shared: LspSes
 
 
 def test_file_written_by_another_process_is_found_after_the_debounce(shared: LspSession, module_workspace: Path) -> None:
-    _write(module_workspace / "garden" / "tomatoes.md", "# Tomatoes\n\nPinch out the side shoots of cordon tomato plants weekly.\n")
+    text = "# Tomatoes\n\nPinch out the side shoots of cordon tomato plants weekly.\n"
+    _write(module_workspace / "garden" / "tomatoes.md", text)
     found = shared.wait_for(
         lambda: "garden/tomatoes.md" in shared.paths_found("side shoots of cordon tomatoes", limit=3),
         timeout=WATCH_TIMEOUT, what="the new file to be found",

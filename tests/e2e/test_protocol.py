@@ -15,8 +15,8 @@ from kbls.results import Hit, Signals
 
 def test_namedtuple_params_are_converted_like_dicts() -> None:
     # pygls delivers custom params as nested namedtuples.
-    Filters = namedtuple("Object", ["tags", "paths"])
-    Params = namedtuple("Object", ["query", "limit", "filters", "groupByFile"])
+    Filters = namedtuple("Filters", ["tags", "paths"])  # pygls names them all "Object"
+    Params = namedtuple("Params", ["query", "limit", "filters", "groupByFile"])
     params = protocol.parse(Params("borrow", 5, Filters(["rust"], ["notes/**"]), True), protocol.SearchParams)
     assert params == protocol.SearchParams(
         query="borrow", limit=5, filters=protocol.SearchFilters(tags=["rust"], paths=["notes/**"]), group_by_file=True

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from lsprotocol import types
 from tests.support.lsp_client import LspSession, plain
@@ -21,10 +22,11 @@ def test_initialize_announces_capabilities(shared_session: LspSession) -> None:
     caps = session.initialize_result.capabilities
     assert caps.hover_provider
     assert caps.workspace_symbol_provider
-    assert caps.text_document_sync.save
-    assert caps.workspace.workspace_folders.supported
-    assert caps.workspace.workspace_folders.change_notifications
-    assert session.initialize_result.server_info.name == "kbls"
+    assert isinstance(caps.text_document_sync, types.TextDocumentSyncOptions) and caps.text_document_sync.save
+    folders = caps.workspace.workspace_folders if caps.workspace else None
+    assert folders is not None and folders.supported and folders.change_notifications
+    info = session.initialize_result.server_info
+    assert info is not None and info.name == "kbls"
 
 
 def test_initial_scan_reports_progress_from_begin_to_end(shared: LspSession) -> None:
@@ -88,6 +90,7 @@ def test_hover_lists_related_notes_as_markdown_links(shared: LspSession, module_
         text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=10, character=0)
     )
     hover = shared._run(shared.client.text_document_hover_async(params))
+    assert hover is not None and isinstance(hover.contents, types.MarkupContent)
     assert hover.contents.kind == types.MarkupKind.Markdown
     text = hover.contents.value
     assert (module_workspace / "rust" / "ownership.md").as_uri() + "#L" in text
@@ -152,7 +155,7 @@ def test_tcp_transport_answers(module_workspace: Path, tmp_path: Path) -> None:
         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
 
-    async def talk() -> dict:
+    async def talk() -> Any:
         client = LanguageClient("kbls-e2e-tcp", "0")
         for _ in range(100):  # the server needs a moment to listen
             try:

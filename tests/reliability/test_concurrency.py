@@ -22,6 +22,7 @@ from tests.support.processes import KBLS, child_env
 from tests.support.store_check import check_store
 
 from kbls.engine import Engine
+from kbls.indexing.embed import Embedder
 
 pytestmark = pytest.mark.slow
 
@@ -89,7 +90,7 @@ class Searcher(threading.Thread):
             time.sleep(0.02)
 
 
-def _clean_index(tmp_path: Path, root: Path, embedder) -> dict:
+def _clean_index(tmp_path: Path, root: Path, embedder: Embedder) -> dict[str, list[tuple[str, str]]]:
     copy = tmp_path / "final-copy"
     shutil.copytree(root, copy, ignore=shutil.ignore_patterns(".kbls-store"))
     engine = Engine(copy, store_dir=tmp_path / "clean-store", embedder=embedder)
@@ -100,7 +101,7 @@ def _clean_index(tmp_path: Path, root: Path, embedder) -> dict:
     return check_store(tmp_path / "clean-store", copy, full_scan_done=True).chunks
 
 
-def test_three_daemons_and_kbls_index_share_a_root_under_edits(tmp_path: Path, embedder) -> None:
+def test_three_daemons_and_kbls_index_share_a_root_under_edits(tmp_path: Path, embedder: Embedder) -> None:
     root = tmp_path / "notes"
     make_corpus(root, sized(60, 200))
     write_config(root)

@@ -17,21 +17,28 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from tests.support.corpus import make_corpus, sized, write_config
 from tests.support.processes import COUNTING_CLI, child_env, read_embed_log
-from tests.support.store_check import check_store
+from tests.support.store_check import StoreState, check_store
 
 from kbls.engine import Engine
+from kbls.indexing.embed import Embedder
 
 pytestmark = pytest.mark.slow
 
 BATCH = 8  # model.batch_size: the engine embeds 4 batches (32 chunks) before it writes
 
 
-def _reference(tmp_path: Path, root: Path, embedder) -> dict:
+Process = subprocess.Popen[str] | subprocess.Popen[bytes]
+#: start(root, store, embed log, tmp_path) -> the process indexing the store
+Starter = Callable[[Path, Path, Path, Path], Process]
+
+
+def _reference(tmp_path: Path, root: Path, embedder: Embedder) -> StoreState:
     engine = Engine(root, store_dir=tmp_path / "reference-store", embedder=embedder)
     try:
         engine.index()
@@ -40,7 +47,7 @@ def _reference(tmp_path: Path, root: Path, embedder) -> dict:
     return check_store(tmp_path / "reference-store", root, full_scan_done=True)
 
 
-def _start_index(root: Path, store: Path, log: Path, tmp_path: Path) -> subprocess.Popen:
+def _start_index(root: Path, store: Path, log: Path, tmp_path: Path) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, str(COUNTING_CLI), "index", "--root", str(root), "--store", str(store), "--json"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -64,20 +71,20 @@ def _initialize_messages(root: Path) -> bytes:
     return out
 
 
-def _start_serve(root: Path, store: Path, log: Path, tmp_path: Path) -> subprocess.Popen:
+def _start_serve(root: Path, store: Path, log: Path, tmp_path: Path) -> subprocess.Popen[bytes]:
     """A daemon on stdio whose stdin stays open (so it keeps running) and stdout goes to a file."""
-    out = open(tmp_path / "serve.out", "ab")
-    proc = subprocess.Popen(
-        [sys.executable, str(COUNTING_CLI), "serve"], stdin=subprocess.PIPE, stdout=out,
-        stderr=subprocess.DEVNULL, env=child_env(tmp_path, KBLS_EMBED_LOG=str(log)),
-    )
-    out.close()
+    with open(tmp_path / "serve.out", "ab") as out:
+        proc = subprocess.Popen(
+            [sys.executable, str(COUNTING_CLI), "serve"], stdin=subprocess.PIPE, stdout=out,
+            stderr=subprocess.DEVNULL, env=child_env(tmp_path, KBLS_EMBED_LOG=str(log)),
+        )
+    assert proc.stdin is not None
     proc.stdin.write(_initialize_messages(root))
     proc.stdin.flush()
     return proc
 
 
-def _wait_for_embedding(log: Path, proc: subprocess.Popen, timeout: float = 60) -> None:
+def _wait_for_embedding(log: Path, proc: Process, timeout: float = 60) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and proc.poll() is None:
         if log.exists() and log.stat().st_size:
@@ -85,7 +92,7 @@ def _wait_for_embedding(log: Path, proc: subprocess.Popen, timeout: float = 60) 
         time.sleep(0.02)
 
 
-def _crash_loop(tmp_path: Path, embedder, start, kills: int, notes: int) -> None:
+def _crash_loop(tmp_path: Path, embedder: Embedder, start: Starter, kills: int, notes: int) -> None:
     root = tmp_path / "notes"
     make_corpus(root, notes)
     store = tmp_path / "store"
@@ -121,6 +128,7 @@ def _crash_loop(tmp_path: Path, embedder, start, kills: int, notes: int) -> None
     proc = start(root, store, log, tmp_path)
     if start is _start_index:
         out, err = proc.communicate(timeout=600)
+        assert isinstance(out, str) and isinstance(err, str)
         assert proc.returncode == 0, err
         assert "Traceback" not in err
         assert json.loads(out)["embedded"] == len(read_embed_log(log))
@@ -141,7 +149,7 @@ def _crash_loop(tmp_path: Path, embedder, start, kills: int, notes: int) -> None
     print(f"{killed} kills, {len(reference.embedded)} distinct chunks, {embedded_total} embedded in all")
 
 
-def _wait_until_indexed(store: Path, reference, proc: subprocess.Popen, timeout: float = 600) -> None:
+def _wait_until_indexed(store: Path, reference: StoreState, proc: Process, timeout: float = 600) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         assert proc.poll() is None, "the daemon exited"
@@ -154,10 +162,10 @@ def _wait_until_indexed(store: Path, reference, proc: subprocess.Popen, timeout:
     raise AssertionError("the daemon did not finish indexing")
 
 
-def test_sigkill_during_kbls_index_loses_and_redoes_nothing(tmp_path: Path, embedder) -> None:
+def test_sigkill_during_kbls_index_loses_and_redoes_nothing(tmp_path: Path, embedder: Embedder) -> None:
     _crash_loop(tmp_path, embedder, _start_index, kills=sized(12, 20), notes=sized(150, 400))
 
 
-def test_sigkill_during_kbls_serve_loses_and_redoes_nothing(tmp_path: Path, embedder) -> None:
+def test_sigkill_during_kbls_serve_loses_and_redoes_nothing(tmp_path: Path, embedder: Embedder) -> None:
     pytest.importorskip("kbls.lsp.server")
     _crash_loop(tmp_path, embedder, _start_serve, kills=sized(6, 20), notes=sized(100, 400))

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -27,6 +27,9 @@ pytestmark = pytest.mark.slow
 NOTES = 300  # a ~2.5 MB store (vec0 allocates 1.5 MB up front)
 SMALL = "3m"
 LARGE = "64m"
+
+#: (mount point, grow it to LARGE, resize it to a size)
+SmallDisk = tuple[Path, Callable[[], None], Callable[[str], None]]
 
 
 def _fill(path: Path) -> None:
@@ -42,7 +45,7 @@ def _fill(path: Path) -> None:
 
 
 @pytest.fixture
-def small_disk(tmp_path: Path):
+def small_disk(tmp_path: Path) -> Iterator[SmallDisk]:
     """(mount point, grow): a SMALL tmpfs, as root or through passwordless sudo (CI runners)."""
     mount = tmp_path / "disk"
     mount.mkdir()
@@ -66,8 +69,8 @@ def small_disk(tmp_path: Path):
         subprocess.run([*sudo, "umount", "-l", str(mount)], check=False)
 
 
-def test_kbls_index_on_a_full_disk_says_so_and_resumes(tmp_path: Path, small_disk) -> None:
-    disk, grow, resize = small_disk
+def test_kbls_index_on_a_full_disk_says_so_and_resumes(tmp_path: Path, small_disk: SmallDisk) -> None:
+    disk, grow, _ = small_disk
     root = tmp_path / "notes"
     make_corpus(root, NOTES)
     store = disk / "store"
@@ -85,8 +88,8 @@ def test_kbls_index_on_a_full_disk_says_so_and_resumes(tmp_path: Path, small_dis
     assert set(partial.chunks) <= set(final.chunks)
 
 
-def test_daemon_reports_a_full_disk_keeps_answering_and_resumes(tmp_path: Path, small_disk) -> None:
-    disk, grow, resize = small_disk
+def test_daemon_reports_a_full_disk_keeps_answering_and_resumes(tmp_path: Path, small_disk: SmallDisk) -> None:
+    disk, grow, _ = small_disk
     root = tmp_path / "notes"
     make_corpus(root, NOTES)
     store = disk / "store"
@@ -118,7 +121,7 @@ def _indexed_root(tmp_path: Path, disk: Path, grow: Callable[[], None]) -> tuple
     return root, store
 
 
-def test_a_healthy_store_on_a_full_disk_is_not_set_aside_as_damaged(tmp_path: Path, small_disk) -> None:
+def test_a_healthy_store_on_a_full_disk_is_not_set_aside_as_damaged(tmp_path: Path, small_disk: SmallDisk) -> None:
     disk, grow, resize = small_disk
     root, store = _indexed_root(tmp_path, disk, grow)
     before = check_store(store, root, full_scan_done=True)
@@ -137,7 +140,9 @@ def test_a_healthy_store_on_a_full_disk_is_not_set_aside_as_damaged(tmp_path: Pa
     assert check_store(store, root, full_scan_done=True).chunks == before.chunks
 
 
-def test_daemon_started_on_a_full_disk_serves_the_root_once_space_returns(tmp_path: Path, small_disk) -> None:
+def test_daemon_started_on_a_full_disk_serves_the_root_once_space_returns(
+    tmp_path: Path, small_disk: SmallDisk
+) -> None:
     disk, grow, resize = small_disk
     root, store = _indexed_root(tmp_path, disk, grow)
     resize("4m")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import concurrent.futures
 import shutil
 import time
+from collections.abc import Iterator
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -83,7 +84,7 @@ requests = st.one_of(
 
 
 @pytest.fixture(scope="module")
-def daemon(tmp_path_factory: pytest.TempPathFactory):
+def daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LspSession]:
     tmp = tmp_path_factory.mktemp("fuzz")
     root = tmp / "notes"
     shutil.copytree(REPO / "tests" / "fixtures" / "notes", root)

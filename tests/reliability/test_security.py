@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+from lsprotocol import types
 from tests.support.corpus import write_config
 from tests.support.lsp_client import LspSession
 from tests.support.processes import child_env
@@ -21,6 +22,7 @@ from tests.support.store_check import check_store
 
 from kbls.engine import Engine
 from kbls.errors import OutsideRootError
+from kbls.indexing.embed import Embedder
 
 SECRET = "# Secret\n\nthe launch code is swordfish\n"
 
@@ -52,7 +54,9 @@ def _read_outside(engine: Engine) -> bool:
     return bool(engine.search("launch code swordfish", mode="lexical").hits)
 
 
-def test_engine_never_reads_outside_the_root_by_walk_or_by_path(layout, tmp_path: Path, embedder) -> None:
+def test_engine_never_reads_outside_the_root_by_walk_or_by_path(
+    layout: tuple[Path, Path], tmp_path: Path, embedder: Embedder
+) -> None:
     root, _ = layout
     engine = Engine(root, embedder=embedder)
     try:
@@ -69,8 +73,8 @@ def test_engine_never_reads_outside_the_root_by_walk_or_by_path(layout, tmp_path
         engine.close()
 
 
-def test_daemon_refuses_uris_outside_its_roots(layout, tmp_path: Path) -> None:
-    root, outside = layout
+def test_daemon_refuses_uris_outside_its_roots(layout: tuple[Path, Path], tmp_path: Path) -> None:
+    root, _ = layout
     daemon = LspSession([root], tmp_path)
     try:
         daemon.wait_ready()
@@ -83,7 +87,9 @@ def test_daemon_refuses_uris_outside_its_roots(layout, tmp_path: Path) -> None:
                     assert "outside" in str(exc) or "invalid" in str(exc).lower(), exc
                 else:
                     assert not result.get("hits"), (method, path, result)
-            daemon.client.text_document_did_save({"textDocument": {"uri": uri}})
+            daemon.client.text_document_did_save(
+                types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
+            )
             daemon.request("kb/status", {})
         time.sleep(1.0)
         daemon.wait_ready()
@@ -111,7 +117,7 @@ sys.exit(cli.main(sys.argv[1:]))
 """
 
 
-def test_index_search_and_serve_make_no_network_connection(layout, tmp_path: Path) -> None:
+def test_index_search_and_serve_make_no_network_connection(layout: tuple[Path, Path], tmp_path: Path) -> None:
     root, _ = layout
     script = tmp_path / "no_network.py"
     script.write_text(_NO_NETWORK)
