@@ -133,7 +133,14 @@ class Store(StoreReads, StoreWrites):
         open a new `Store`. Cheap (a stat and one small query): call it before each index job
         and when a search fails. A read-only store served empty reports True once a real store
         file appears."""
-        return self.identity() != self.opened
+        now = self.identity()
+        if now is None or self.opened is None:
+            return now != self.opened
+        if (now.device, now.inode) != (self.opened.device, self.opened.inode):
+            return True
+        # Same inode: only a generation read back ("" when the read failed, e.g. a busy disk)
+        # can tell a new store on a reused inode; an unreadable one is no evidence.
+        return now.generation not in ("", self.opened.generation)
 
     def _open_schema(self, check: bool) -> dict[str, str]:
         try:
