@@ -4,7 +4,9 @@ Markdown: the block structure is CommonMark's (`markdown.py`, markdown-it-py): Y
 (title, tags, aliases, type), ATX and setext headings, code blocks kept whole, lists split by
 item; inline `#tags`, `[[wiki links]]` and `[text](relative/links.md)` are taken from the raw
 text outside code. reStructuredText: underlined titles become headings. Plain text: paragraphs.
-Malformed frontmatter is reported in `ParsedNote.warning` and the body is still indexed.
+Malformed frontmatter is reported in `ParsedNote.warning` and the body is still indexed; so is a
+note past `MAX_MARKDOWN_LINES` or `MAX_SECTIONS` (the rest is kept as text: memory and time stay
+bounded on pathological notes, docs/configuration.md "Limits").
 """
 
 from __future__ import annotations
@@ -59,6 +61,8 @@ class Section:
 
 @dataclass
 class ParsedNote:
+    """What the index keeps of one note: metadata, links and its sections of blocks."""
+
     title: str
     kind: str  # "md", "txt" or "rst"
     note_type: str | None = None
