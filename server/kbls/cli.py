@@ -93,20 +93,34 @@ def _print_hits(hits: Sequence[Hit]) -> None:
             print(f"    {hit.snippet}")
 
 
+def _daemon_root(args: argparse.Namespace) -> dict[str, Any]:
+    """The root and store of a CLI query to the per-user daemon (kbls.userdaemon.queries)."""
+    return {"root": str(Path(args.root).absolute()), "store": str(Path(args.store).absolute()) if args.store else None}
+
+
 def cmd_search(args: argparse.Namespace) -> int:
-    engine = _engine(args, read_only=True)
-    try:
-        result = engine.search(args.query, limit=args.limit, mode=args.mode, group_by_file=args.group_by_file)
-        empty_store = not result.hits and engine.store.counts().files == 0
-    finally:
-        engine.close()
-    if args.json:
-        _emit(result.hits)
+    from kbls.userdaemon import client, queries
+
+    query = queries.SearchQuery(
+        **_daemon_root(args), query=args.query, limit=args.limit, mode=args.mode, group_by_file=args.group_by_file
+    )
+    reply = client.ask(queries.SEARCH, query, queries.SearchReply)  # a running daemon's warm engine
+    if reply is not None:
+        hits, empty_store, root = reply.hits, reply.empty_store, Path(args.root).resolve()
     else:
-        _print_hits(result.hits)
+        engine = _engine(args, read_only=True)
+        try:
+            result = engine.search(args.query, limit=args.limit, mode=args.mode, group_by_file=args.group_by_file)
+            hits, empty_store, root = result.hits, not result.hits and engine.store.counts().files == 0, engine.root
+        finally:
+            engine.close()
+    if args.json:
+        _emit(hits)
+    else:
+        _print_hits(hits)
         if empty_store:
-            print(f"kbls: the index of {engine.root} is empty; run `kbls index` first", file=sys.stderr)
-        elif not result.hits:
+            print(f"kbls: the index of {root} is empty; run `kbls index` first", file=sys.stderr)
+        elif not hits:
             print("nothing found", file=sys.stderr)
     return 0
 
@@ -115,14 +129,23 @@ def cmd_related(args: argparse.Namespace) -> int:
     target, _, line = args.file.rpartition(":")
     if not target or not line.isdigit():
         target, line = args.file, ""
-    engine = _engine(args, read_only=True)
-    try:
-        path = Path(target)
-        if not path.is_absolute():
-            path = Path.cwd() / path
-        hits = engine.related(path, int(line) - 1 if line else None, limit=args.limit)
-    finally:
-        engine.close()
+    from kbls.userdaemon import client, queries
+
+    path = Path(target)
+    if not path.is_absolute():
+        path = Path.cwd() / path
+    query = queries.RelatedQuery(
+        **_daemon_root(args), path=str(path), line=int(line) - 1 if line else None, limit=args.limit
+    )
+    reply = client.ask(queries.RELATED, query, queries.RelatedReply)
+    if reply is not None:
+        hits = reply.hits
+    else:
+        engine = _engine(args, read_only=True)
+        try:
+            hits = engine.related(path, query.line, limit=args.limit)
+        finally:
+            engine.close()
     if args.json:
         _emit(hits)
     else:
@@ -131,11 +154,17 @@ def cmd_related(args: argparse.Namespace) -> int:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    engine = _engine(args, read_only=True)
-    try:
-        status = engine.status()
-    finally:
-        engine.close()
+    from kbls.userdaemon import client, queries
+
+    reply = client.ask(queries.STATUS, queries.RootQuery(**_daemon_root(args)), queries.StatusReply)
+    if reply is not None:
+        status = reply.status
+    else:
+        engine = _engine(args, read_only=True)
+        try:
+            status = engine.status()
+        finally:
+            engine.close()
     if args.json:
         _emit(status)
         return 0
@@ -169,9 +198,21 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    if not (args.tcp or args.standalone):
+        from kbls.userdaemon.serve import serve_through_daemon
+
+        relayed = serve_through_daemon(args.log_file, args.log_level)
+        if relayed is not None:
+            return relayed
     from kbls.lsp.server import serve
 
     return serve(tcp=args.tcp, log_file=args.log_file, log_level=args.log_level) or 0
+
+
+def cmd_daemon(args: argparse.Namespace) -> int:
+    from kbls.userdaemon.main import run
+
+    return run(idle=args.idle_minutes, log_file=args.log_file, log_level=args.log_level)
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
@@ -231,7 +272,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--log-file", help="write the full log here")
     p.add_argument("--log-level", default="INFO")
     p.add_argument("--stdio", action="store_true", help="use stdio (the default; accepted for editors)")
+    p.add_argument(
+        "--standalone", action="store_true",
+        help="serve from this process instead of relaying to the per-user daemon (also: KBLS_NO_DAEMON=1)",
+    )
     p.set_defaults(func=cmd_serve)
+
+    p = sub.add_parser(
+        "daemon", help="run the per-user daemon that kbls serve relays to (started by kbls serve when absent)",
+        description="One warm kbls per user: it owns the model, the engines and the index queue and serves every "
+        "editor window (through kbls serve), the command line and kbls mcp over a private unix socket. "
+        "It exits after --idle-minutes with no client.",
+    )
+    p.add_argument("--idle-minutes", type=float, default=None, help="exit after this long with no client "
+                   "(default: KBLS_DAEMON_IDLE_MINUTES, else 10)")
+    p.add_argument("--log-file", help="write the log here (default: the daemon's log in its runtime folder)")
+    p.add_argument("--log-level", default="INFO")
+    p.set_defaults(func=cmd_daemon)
 
     p = sub.add_parser(
         "mcp", help="run an MCP server (stdio) with search, related, read_note and status tools for AI agents",
@@ -246,7 +303,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    if args.command not in ("serve", "mcp"):
+    if args.command not in ("serve", "mcp", "daemon"):
         logging.basicConfig(level=logging.WARNING, format="kbls: %(message)s", stream=sys.stderr)
     command: Callable[[argparse.Namespace], int] = args.func
     try:

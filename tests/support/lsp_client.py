@@ -45,6 +45,8 @@ class LspSession:
 
     `command` replaces `python -m kbls serve` (e.g. a wrapper script); `env` replaces the
     inherited environment; `progress` is the client's work-done-progress capability.
+    `kbls serve` runs standalone (in-process, `KBLS_NO_DAEMON=1`) unless `daemon` is true: then
+    it relays to the per-user daemon of the child's environment (tests/userdaemon).
     """
 
     def __init__(
@@ -58,6 +60,7 @@ class LspSession:
         env: Mapping[str, str] | None = None,
         command: list[str] | None = None,
         log_level: str = "DEBUG",
+        daemon: bool = False,
     ) -> None:
         self.folders = folders
         self.log_file = tmp / f"{name}-{time.monotonic_ns()}.log"
@@ -72,6 +75,8 @@ class LspSession:
         cache = tmp / "xdg-cache"
         cache.mkdir(parents=True, exist_ok=True)
         child = dict(env or os.environ, XDG_CACHE_HOME=str(cache), PYTHONUNBUFFERED="1")
+        if not daemon:
+            child["KBLS_NO_DAEMON"] = "1"
         argv = command or [sys.executable, "-m", "kbls", "serve"]
         self._run(self.client.start_io(*argv, "--log-file", str(self.log_file), "--log-level", log_level, env=child))
         capabilities = types.ClientCapabilities(

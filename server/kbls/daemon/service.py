@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from kbls import __version__
+from kbls.config import SearchConfig
 from kbls.daemon.answers import (
     DaemonStatus,
     IndexState,
@@ -42,8 +43,8 @@ from kbls.results import Hit, RootStatus, SqliteInfo
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
-#: results per search when no root is open to say (the config's default).
-DEFAULT_LIMIT = 10
+#: results per search when no root is open to say.
+DEFAULT_LIMIT = SearchConfig().limit
 
 
 class Daemon:

@@ -28,7 +28,7 @@ from collections.abc import Callable
 from concurrent.futures import Executor, ThreadPoolExecutor
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from lsprotocol import types
 from pygls.exceptions import FeatureRequestError, JsonRpcException, JsonRpcInvalidParams
@@ -37,7 +37,7 @@ from pygls.protocol import LanguageServerProtocol
 from pygls.uris import to_fs_path
 
 from kbls import __version__
-from kbls.daemon.answers import IndexState, SearchRequest, StoreUnavailableError
+from kbls.daemon.answers import DaemonStatus, IndexState, SearchAnswer, SearchRequest, StoreUnavailableError
 from kbls.daemon.service import Daemon
 from kbls.errors import OutsideRootError, QueryError
 from kbls.limits import MAX_QUERY_CHARS
@@ -80,15 +80,36 @@ class RequestFailed(JsonRpcException):
     CODE = -32803
 
 
-class KblsServer(LanguageServer):
-    """The language server; `initialize` configures the daemon and `initialized` starts it."""
+class DaemonFacade(Protocol):
+    """What the handlers call: this process's `Daemon`, or one connection's view of the per-user
+    daemon shared by several clients (`kbls.userdaemon.connection`)."""
 
-    def __init__(self) -> None:
+    def configure(self, overrides: dict[str, Any] | None) -> None: ...
+    def start(self, folders: list[tuple[str, Path]]) -> None: ...
+    def shutdown(self, timeout: float = 5.0) -> None: ...
+    def add_root(self, uri: str, path: Path | str) -> None: ...
+    def remove_root(self, path: Path | str) -> None: ...
+    def file_saved(self, path: Path | str) -> bool: ...
+    def reindex(self, paths: list[Path] | None, force: bool = False) -> int: ...
+    def search(self, request: SearchRequest) -> SearchAnswer: ...
+    def related(self, path: Path | str, line: int | None = None, limit: int = 10) -> SearchAnswer: ...
+    def status(self) -> DaemonStatus: ...
+
+
+class KblsServer(LanguageServer):
+    """The language server; `initialize` configures the daemon and `initialized` starts it.
+
+    :param daemon: what the handlers drive (default: a `Daemon` of this process, told through
+        this server); the per-user daemon passes one connection's view of its shared daemon.
+    :param protocol_cls: the per-user daemon's connections keep the process alive on `exit`.
+    """
+
+    def __init__(self, daemon: DaemonFacade | None = None, protocol_cls: type[KblsProtocol] = KblsProtocol) -> None:
         super().__init__(
             "kbls", __version__, text_document_sync_kind=types.TextDocumentSyncKind.None_,
-            protocol_cls=KblsProtocol,
+            protocol_cls=protocol_cls,
         )
-        self.daemon = Daemon(self)
+        self.daemon: DaemonFacade = daemon if daemon is not None else Daemon(self)
         self.loop: asyncio.AbstractEventLoop | None = None
         self._configured = False
         self._started = False

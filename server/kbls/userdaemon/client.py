@@ -1,0 +1,142 @@
+"""A small blocking client of the per-user daemon, for the command line.
+
+`ask(method, query, reply_type)` connects only when a daemon is already listening (the CLI never
+starts one), speaks just enough LSP (initialize, one request, shutdown, exit) and returns the
+typed reply, or None when there is no daemon, it does not have the root open, or anything goes
+wrong on the way (the CLI then does the work itself, as without a daemon). A `Failure` reply
+(a bad query, a path outside the root) is raised again as the CLI's own error.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import logging
+import os
+import socket
+from typing import Any, TypeVar
+
+import msgspec
+
+from kbls.userdaemon import queries
+from kbls.userdaemon.paths import RuntimeDirError, daemon_disabled, daemon_paths
+from kbls.userdaemon.spawn import connect
+
+log = logging.getLogger(__name__)
+R = TypeVar("R")
+
+#: seconds to wait for any one answer; a daemon slower than this is skipped (the CLI works alone)
+ANSWER_TIMEOUT = 30.0
+MAX_HEADER = 8 * 1024
+
+
+class DaemonUnavailable(Exception):
+    """The daemon's connection failed or it answered with a JSON-RPC error."""
+
+
+class DaemonClient:
+    """One LSP session with the daemon over its socket."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self._sock = sock
+        self._sock.settimeout(ANSWER_TIMEOUT)
+        self._reader = sock.makefile("rb")
+        self._ids = itertools.count(1)
+
+    @classmethod
+    def running(cls) -> DaemonClient | None:
+        """A session with the daemon if one is listening (never starts one)."""
+        if daemon_disabled():
+            return None
+        try:
+            sock = connect(daemon_paths())
+        except RuntimeDirError as exc:
+            log.debug("no daemon: %s", exc)
+            return None
+        if sock is None:
+            return None
+        client = cls(sock)
+        try:
+            client.request("initialize", {"processId": os.getpid(), "rootUri": None, "capabilities": {}})
+            client.notify("initialized", {})
+        except (OSError, DaemonUnavailable) as exc:
+            log.debug("the daemon did not initialize: %s", exc)
+            client.close(polite=False)
+            return None
+        return client
+
+    def notify(self, method: str, params: Any) -> None:
+        self._write({"jsonrpc": "2.0", "method": method, "params": params})
+
+    def request(self, method: str, params: Any) -> Any:
+        msg_id = next(self._ids)
+        self._write({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
+        while True:
+            message = self._read()
+            if message.get("id") != msg_id or "method" in message:
+                continue  # notifications (index state, messages) are not for the CLI
+            if "error" in message:
+                raise DaemonUnavailable(str(message["error"].get("message", message["error"])))
+            return message.get("result")
+
+    def close(self, polite: bool = True) -> None:
+        try:
+            if polite:
+                self.request("shutdown", None)
+                self.notify("exit", None)
+        except (OSError, DaemonUnavailable):
+            pass
+        finally:
+            self._reader.close()
+            self._sock.close()
+
+    def _write(self, message: dict[str, Any]) -> None:
+        body = json.dumps(message, separators=(",", ":")).encode()
+        self._sock.sendall(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+
+    def _read(self) -> dict[str, Any]:
+        length = None
+        while True:
+            line = self._reader.readline(MAX_HEADER)
+            if not line:
+                raise DaemonUnavailable("the daemon closed the connection")
+            if not line.strip():
+                if length is not None:
+                    break
+                continue
+            name, _, value = line.partition(b":")
+            if name.strip().lower() == b"content-length" and value.strip().isdigit():
+                length = int(value.strip())
+        body = self._reader.read(length)
+        if len(body) < length:
+            raise DaemonUnavailable("the daemon closed the connection mid-answer")
+        value = json.loads(body)
+        if not isinstance(value, dict):
+            raise DaemonUnavailable("the daemon sent a frame that is not a JSON object")
+        return value
+
+
+def ask(method: str, query: queries.RootQuery, reply_type: type[R]) -> R | None:
+    """The daemon's reply to one CLI query, or None (see the module docstring).
+
+    :raises KblsError: the daemon's `Failure`, raised again as the CLI's own error class.
+    """
+    client = DaemonClient.running()
+    if client is None:
+        return None
+    try:
+        result = client.request(method, msgspec.to_builtins(query))
+    except (OSError, DaemonUnavailable, ValueError) as exc:
+        log.debug("the daemon could not answer %s: %s", method, exc)
+        client.close(polite=False)
+        return None
+    client.close()
+    if result is None:
+        return None
+    if isinstance(result, dict) and set(result) == {"kind", "message"}:
+        queries.raise_failure(msgspec.convert(result, queries.Failure))
+    try:
+        return msgspec.convert(result, reply_type)
+    except msgspec.ValidationError as exc:  # a daemon of another version
+        log.debug("the daemon's answer to %s does not fit: %s", method, exc)
+        return None

@@ -1,0 +1,135 @@
+"""The command line's calls on the per-user daemon: `kbls search`, `related`, `status` for a root.
+
+They run the very engine calls the CLI makes, on the daemon's warm engine, so the answer (and
+the CLI's JSON) is the same as without a daemon. The daemon answers only for a root it has open
+with the store the CLI would use (same root, same `--store` or config `store`); otherwise the
+answer is `None` and the CLI opens the store itself, as it always did. A daemon is never started
+for the CLI. Errors travel as `Failure` (the error's class name and message), raised again on the
+CLI side, so messages and exit codes stay those of the CLI.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import msgspec
+
+from kbls.config import load_config, resolve_store_dir
+from kbls.errors import ConfigError, KblsError, ModelMismatchError, OutsideRootError, QueryError
+from kbls.results import Hit, RootStatus
+
+if TYPE_CHECKING:  # the CLI imports this module: no engine (numpy, the model runtime) on its path
+    from kbls.daemon.roots import Root
+    from kbls.engine import Engine
+
+SEARCH = "kbls/cliSearch"
+RELATED = "kbls/cliRelated"
+STATUS = "kbls/cliStatus"
+
+
+class RootQuery(msgspec.Struct, kw_only=True, frozen=True, rename="camel"):
+    #: the root as the CLI was given it (`--root`), absolute
+    root: str
+    #: `--store`, absolute; None: the root's config decides, as in the CLI
+    store: str | None = None
+
+
+class SearchQuery(RootQuery, frozen=True):
+    query: str
+    limit: int | None = None
+    mode: str | None = None
+    group_by_file: bool = False
+
+
+class RelatedQuery(RootQuery, frozen=True):
+    #: absolute path of the note
+    path: str
+    #: 0-based line, None: the whole note
+    line: int | None = None
+    limit: int = 10
+
+
+class Failure(msgspec.Struct, kw_only=True, frozen=True, rename="camel"):
+    kind: str
+    message: str
+
+
+class SearchReply(msgspec.Struct, kw_only=True, frozen=True, rename="camel"):
+    hits: list[Hit]
+    #: the store has no file at all (the CLI says "run `kbls index` first")
+    empty_store: bool
+
+
+class RelatedReply(msgspec.Struct, kw_only=True, frozen=True, rename="camel"):
+    hits: list[Hit]
+
+
+class StatusReply(msgspec.Struct, kw_only=True, frozen=True, rename="camel"):
+    status: RootStatus
+
+
+Reply = SearchReply | RelatedReply | StatusReply | Failure | None
+
+#: errors raised again by class on the CLI side (any other `KblsError` comes back as `KblsError`)
+ERRORS: dict[str, type[KblsError]] = {
+    cls.__name__: cls for cls in (QueryError, OutsideRootError, ConfigError, ModelMismatchError, KblsError)
+}
+
+
+def open_root(roots: list[Root], query: RootQuery) -> Engine | None:
+    """The daemon's engine of `query.root` if it is open with the store the CLI would use."""
+    given = Path(os.path.abspath(os.path.expanduser(query.root)))  # as `daemon.roots.folder_path`
+    resolved = given.resolve()
+    root = next((r for r in roots if r.folder == given or r.engine.root == resolved), None)
+    if root is None:
+        return None
+    try:
+        expected = resolve_store_dir(resolved, load_config(resolved)[0], Path(query.store) if query.store else None)
+    except KblsError:
+        return None  # the CLI reports the broken config itself
+    return root.engine if root.engine.store_dir.resolve() == expected else None
+
+
+def search_reply(roots: list[Root], query: SearchQuery) -> Reply:
+    """`kbls search` on the daemon's engine; None when the root is not open here."""
+    engine = open_root(roots, query)
+    if engine is None:
+        return None
+    try:
+        result = engine.search(query.query, limit=query.limit, mode=query.mode, group_by_file=query.group_by_file)
+        return SearchReply(hits=result.hits, empty_store=not result.hits and engine.store.counts().files == 0)
+    except KblsError as exc:
+        return failure(exc)
+
+
+def related_reply(roots: list[Root], query: RelatedQuery) -> Reply:
+    """`kbls related` on the daemon's engine; None when the root is not open here."""
+    engine = open_root(roots, query)
+    if engine is None:
+        return None
+    try:
+        return RelatedReply(hits=engine.related(Path(query.path), query.line, limit=query.limit))
+    except KblsError as exc:
+        return failure(exc)
+
+
+def status_reply(roots: list[Root], query: RootQuery) -> Reply:
+    """`kbls status` on the daemon's engine; None when the root is not open here."""
+    engine = open_root(roots, query)
+    if engine is None:
+        return None
+    try:
+        return StatusReply(status=engine.status())
+    except KblsError as exc:
+        return failure(exc)
+
+
+def failure(exc: KblsError) -> Failure:
+    name = type(exc).__name__
+    return Failure(kind=name if name in ERRORS else "KblsError", message=str(exc))
+
+
+def raise_failure(failure: Failure) -> None:
+    raise ERRORS.get(failure.kind, KblsError)(failure.message)

@@ -1,0 +1,309 @@
+"""`kbls serve` as a thin relay: the editor's stdio <-> the per-user daemon's socket.
+
+The relay reads whole frames both ways (`kbls.lsp.framing`) and forwards them unchanged; it
+parses each body only to keep what a new daemon would need. When the daemon's connection ends
+while the editor is still there (the daemon was killed, crashed or restarted), the relay:
+
+1. answers every request still waiting with `RequestFailed` (-32803, "search again"), so no
+   editor request hangs;
+2. reconnects, starting a daemon under the spawn lock if none is running (five relays losing
+   their daemon start one), or, if no daemon can be reached (or it was lost three times within
+   30 s), starts `kbls serve --standalone` as a child and uses it the same way from then on;
+3. replays `initialize` (its answer is dropped: the editor has one) with the workspace folders
+   as they are now (every `didChangeWorkspaceFolders` is applied to the saved params) and
+   `initialized`, then forwards again.
+
+Answers of the editor to requests of a previous daemon (progress tokens) are dropped. The relay
+ends when the editor closes stdin or after `exit` (the daemon then closes the connection).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import json
+import logging
+import socket
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any, BinaryIO
+
+from kbls.lsp import framing
+from kbls.userdaemon import spawn
+from kbls.userdaemon.paths import DaemonPaths
+
+log = logging.getLogger(__name__)
+
+REQUEST_FAILED = -32803
+#: this many losses within FLAP_WINDOW seconds: the relay stops trying the daemon
+FLAP_LOSSES = 3
+FLAP_WINDOW = 30.0
+LOST_MESSAGE = "the kbls daemon stopped while answering; kbls has reconnected: try again"
+
+
+def frame(body: bytes) -> bytes:
+    return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
+
+
+def encode(message: dict[str, Any]) -> bytes:
+    return frame(json.dumps(message, separators=(",", ":")).encode())
+
+
+@dataclass
+class Backend:
+    """The far end: the daemon's socket, or a standalone `kbls serve` child's pipes."""
+
+    reader: asyncio.StreamReader
+    writer: asyncio.StreamWriter
+    kind: str
+    process: asyncio.subprocess.Process | None = None
+
+
+@dataclass
+class Session:
+    """What a new daemon must be told to pick up where the old one stopped."""
+
+    initialize: dict[str, Any] | None = None
+    initialized: bool = False
+    #: the editor's requests not answered yet: id -> method
+    pending: dict[Any, str] = field(default_factory=dict)
+    #: the current backend's requests to the editor not answered yet
+    server_requests: set[Any] = field(default_factory=set)
+    #: ids of the relay's own replayed `initialize` (their answers are dropped)
+    own_ids: set[Any] = field(default_factory=set)
+    exiting: bool = False
+
+    def from_editor(self, message: dict[str, Any]) -> bool:
+        """Note an editor message; False when it must not be forwarded (a stale answer)."""
+        method = message.get("method")
+        if method is None:
+            if "id" in message:  # an answer to the backend's request
+                if message["id"] not in self.server_requests:
+                    return False
+                self.server_requests.discard(message["id"])
+            return True
+        if method == "initialize" and isinstance(message.get("params"), dict):
+            self.initialize = dict(message["params"])
+        elif method == "initialized":
+            self.initialized = True
+        elif method == "workspace/didChangeWorkspaceFolders":
+            self._apply_folders(message.get("params"))
+        elif method == "exit":
+            self.exiting = True
+        return True
+
+    def sent(self, message: dict[str, Any]) -> None:
+        if "method" in message and "id" in message:
+            self.pending[message["id"]] = str(message["method"])
+
+    def from_backend(self, message: dict[str, Any]) -> bool:
+        """Note a backend message; False when it is the answer to a replayed `initialize`."""
+        if "method" in message:
+            if "id" in message:
+                self.server_requests.add(message["id"])
+            return True
+        msg_id = message.get("id")
+        if msg_id in self.own_ids:
+            self.own_ids.discard(msg_id)
+            return False
+        self.pending.pop(msg_id, None)
+        return True
+
+    def _apply_folders(self, params: Any) -> None:
+        if self.initialize is None or not isinstance(params, dict):
+            return
+        event = params.get("event") or {}
+        folders = [f for f in self.initialize.get("workspaceFolders") or [] if isinstance(f, dict)]
+        removed = {f.get("uri") for f in event.get("removed") or [] if isinstance(f, dict)}
+        folders = [f for f in folders if f.get("uri") not in removed]
+        folders.extend(f for f in event.get("added") or [] if isinstance(f, dict))
+        self.initialize["workspaceFolders"] = folders
+
+
+class Relay:
+    """Relays one editor session (see the module docstring)."""
+
+    def __init__(self, paths: DaemonPaths, stdin: BinaryIO, stdout: BinaryIO) -> None:
+        self.paths = paths
+        self.stdin = stdin
+        self.stdout = stdout
+        self.session = Session()
+        self.backend: Backend | None = None
+        self._ready = asyncio.Event()
+        self._ids = itertools.count(1)
+        self._closing = False
+        #: reconnections so far (tests and the log)
+        self.reconnects = 0
+        #: when the backend was lost lately: a daemon that keeps dying is given up for a standalone server
+        self._losses: list[float] = []
+
+    async def run(self, sock: socket.socket) -> int:
+        reader, writer = await asyncio.open_unix_connection(sock=sock)
+        self.backend = Backend(reader, writer, "daemon")
+        self._ready.set()
+        pump = asyncio.create_task(self._from_backend())
+        stream = framing.StdinStream(self.stdin)
+        try:
+            await self._from_editor(stream)
+        finally:
+            self._closing = True
+            stream.close()
+            await self._close_backend()
+            pump.cancel()
+            with contextlib.suppress(asyncio.CancelledError, ConnectionError, OSError):
+                await pump
+        return 0
+
+    # -- editor -> backend -----------------------------------------------------------------
+    async def _from_editor(self, stream: framing.StdinStream) -> None:
+        frames = framing.FrameReader(stream)
+        while True:
+            body = await frames.read()
+            if body is None:
+                log.info("the editor closed its end")
+                return
+            if isinstance(body, framing.Malformed):
+                log.warning("malformed frame from the editor: %s", body.reason)
+                self._to_editor(encode(_error(None, framing.PARSE_ERROR, f"Parse error: {body.reason}")))
+                continue
+            message = _json(body)
+            if message is not None and not self.session.from_editor(message):
+                continue
+            await self._send(body, message)
+
+    async def _send(self, body: bytes, message: dict[str, Any] | None) -> None:
+        """Write to the backend; if it died meanwhile, write to its successor."""
+        while True:
+            await self._ready.wait()
+            backend = self.backend
+            assert backend is not None
+            try:
+                backend.writer.write(frame(body))
+                await backend.writer.drain()
+            except (ConnectionError, OSError) as exc:
+                log.info("writing to the %s failed (%s); waiting for a new one", backend.kind, exc)
+                if self.backend is backend:
+                    self._ready.clear()
+                await asyncio.sleep(0.05)
+                continue
+            if message is not None:
+                self.session.sent(message)
+            return
+
+    # -- backend -> editor -----------------------------------------------------------------
+    async def _from_backend(self) -> None:
+        while True:
+            backend = self.backend
+            assert backend is not None
+            frames = framing.FrameReader(framing.SocketStream(backend.reader))
+            while True:
+                try:
+                    body = await frames.read()
+                except (ConnectionError, OSError):
+                    body = None
+                if body is None or isinstance(body, framing.Malformed):
+                    break
+                message = _json(body)
+                if message is not None and not self.session.from_backend(message):
+                    continue
+                self._to_editor(frame(body))
+            if self._closing or self.session.exiting:
+                log.info("the %s closed the connection after exit", backend.kind)
+                self._closing = True
+                return
+            log.warning("lost the %s; reconnecting", backend.kind)
+            await self._reconnect(backend)
+
+    async def _reconnect(self, lost: Backend) -> None:
+        self._ready.clear()
+        for msg_id in list(self.session.pending):
+            self._to_editor(encode(_error(msg_id, REQUEST_FAILED, LOST_MESSAGE)))
+        self.session.pending.clear()
+        self.session.server_requests.clear()
+        await _close(lost)
+        now = time.monotonic()
+        self._losses = [t for t in self._losses if now - t < FLAP_WINDOW] + [now]
+        flapping = len(self._losses) >= FLAP_LOSSES
+        if flapping:
+            log.warning("lost the daemon %d times in %.0f s: not trying it again", len(self._losses), FLAP_WINDOW)
+        else:
+            await asyncio.sleep(0.1 * len(self._losses))
+        self.backend = await self._new_backend(daemon=not flapping and lost.kind == "daemon")
+        self.reconnects += 1
+        await self._replay()
+        self._ready.set()
+
+    async def _new_backend(self, daemon: bool) -> Backend:
+        loop = asyncio.get_running_loop()
+        sock = await loop.run_in_executor(None, spawn.ensure_daemon, self.paths) if daemon else None
+        if sock is not None:
+            reader, writer = await asyncio.open_unix_connection(sock=sock)
+            log.info("reconnected to the kbls daemon")
+            return Backend(reader, writer, "daemon")
+        log.warning("no kbls daemon can be reached: serving this editor from a kbls serve --standalone")
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "kbls", "serve", "--standalone",
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+        )
+        assert process.stdin is not None and process.stdout is not None
+        return Backend(process.stdout, process.stdin, "standalone server", process)
+
+    async def _replay(self) -> None:
+        backend = self.backend
+        assert backend is not None
+        if self.session.initialize is None:
+            return
+        msg_id = f"kbls-relay-{next(self._ids)}"
+        self.session.own_ids.add(msg_id)
+        out = [encode({"jsonrpc": "2.0", "id": msg_id, "method": "initialize", "params": self.session.initialize})]
+        if self.session.initialized:
+            out.append(encode({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
+        try:
+            backend.writer.write(b"".join(out))
+            await backend.writer.drain()
+        except (ConnectionError, OSError) as exc:
+            log.warning("replaying initialize failed: %s", exc)
+
+    def _to_editor(self, data: bytes) -> None:
+        try:
+            self.stdout.write(data)
+            self.stdout.flush()
+        except (BrokenPipeError, ValueError):
+            self._closing = True
+
+    async def _close_backend(self) -> None:
+        if self.backend is not None:
+            await _close(self.backend)
+
+
+async def _close(backend: Backend) -> None:
+    with contextlib.suppress(ConnectionError, OSError):
+        backend.writer.close()
+    if backend.process is not None:
+        try:
+            await asyncio.wait_for(backend.process.wait(), 5)
+        except asyncio.TimeoutError:
+            backend.process.kill()
+
+
+def _json(body: bytes) -> dict[str, Any] | None:
+    try:
+        value = json.loads(body)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _error(msg_id: Any, code: int, message: str) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}}
+
+
+def relay(paths: DaemonPaths, sock: socket.socket) -> int:
+    """Relay this process's stdio to the daemon at the other end of `sock` until the editor leaves."""
+    stdout = sys.stdout.buffer
+    try:
+        return asyncio.run(Relay(paths, sys.stdin.buffer, stdout).run(sock))
+    except KeyboardInterrupt:
+        return 0
