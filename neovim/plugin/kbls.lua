@@ -49,3 +49,7 @@ end, {
   complete = "dir",
   desc = "kbls: make a folder a knowledge base (writes .kbls.yaml; default: the current directory)",
 })
+
+cmd("KbRelatedPanel", function()
+  require("kbls.panel").toggle()
+end, { nargs = 0, desc = "kbls: toggle a side window of notes related to the cursor's section" })

@@ -327,6 +327,24 @@ describe("kbls against the real daemon", function()
     )
   end)
 
+  it(":KbRelatedPanel lists the notes related to the cursor's section", function()
+    vim.cmd("edit " .. vim.fn.fnameescape(root .. "/cooking/sourdough.md"))
+    assert.is_true(vim.wait(5000, function()
+      return clients.list(0)[1] ~= nil
+    end, 20))
+    vim.api.nvim_win_set_cursor(0, { 3, 0 })
+    local panel = require("kbls.panel")
+    vim.cmd("KbRelatedPanel")
+    local text = ""
+    local shown = vim.wait(REQUEST_TIMEOUT, function()
+      text = table.concat(vim.api.nvim_buf_get_lines(panel.state.buf, 0, -1, false), "\n")
+      return text:find("cooking/bread.md", 1, true) ~= nil
+    end, 20)
+    vim.cmd("KbRelatedPanel")
+    assert(shown, "panel: " .. text)
+    assert.is_nil(text:find("cooking/sourdough.md:", 1, true), text) -- never the note itself
+  end)
+
   it("kb/related itself never returns the note (server side)", function()
     local uri = vim.uri_from_fname(root .. "/cooking/sourdough.md")
     local err, result = await("kb/related", function(done)

@@ -230,7 +230,8 @@ end)
 describe("kbls user commands", function()
   it("are defined by plugin/kbls.lua", function()
     local cmds = vim.api.nvim_get_commands({})
-    for _, name in ipairs({ "KbSearch", "KbRelated", "KbStatus", "KbReindex", "KbEnable" }) do
+    local names = { "KbSearch", "KbRelated", "KbRelatedPanel", "KbStatus", "KbReindex", "KbEnable" }
+    for _, name in ipairs(names) do
       assert.is_table(cmds[name], name)
     end
     assert.equals("*", cmds.KbSearch.nargs)

@@ -1,0 +1,224 @@
+--- `:KbRelatedPanel`: a side window listing the notes related to the section under the cursor,
+--- following the cursor in note buffers (debounced; a request still in flight is cancelled when
+--- the cursor moves on). `<CR>` opens a note at its section, `<C-l>` inserts a link to it.
+local api = require("kbls.api")
+local config = require("kbls.config")
+local items = require("kbls.items")
+local link = require("kbls.link")
+local notify = require("kbls.notify")
+local open = require("kbls.open")
+local params = require("kbls.params")
+local request = require("kbls.lsp.request")
+local status = require("kbls.status")
+local util = require("kbls.util")
+
+local M = {}
+
+M.WIDTH = 60
+M.DEBOUNCE = 300
+local ns = vim.api.nvim_create_namespace("kbls-panel")
+
+---@class kbls.PanelState
+---@field win integer|nil the panel window
+---@field buf integer|nil the panel buffer
+---@field source integer|nil the window the panel follows
+---@field shown table<integer, kbls.Item> panel line -> item
+---@field key string|nil buffer:line of the last request
+---@field requester kbls.Requester|nil
+---@field debounced kbls.Debounced|nil
+---@field group integer|nil
+M.state = { shown = {} }
+
+---@return boolean
+function M.is_open()
+  return M.state.win ~= nil and vim.api.nvim_win_is_valid(M.state.win)
+end
+
+local function is_note(bufnr)
+  return vim.api.nvim_buf_is_valid(bufnr)
+    and vim.bo[bufnr].buftype == ""
+    and vim.tbl_contains(config.options.filetypes, vim.bo[bufnr].filetype)
+end
+
+--- Replace the panel's text; `entries` are items, or nil with a message.
+local function render(header, entries, message)
+  local st = M.state
+  if not (st.buf and vim.api.nvim_buf_is_valid(st.buf)) then
+    return
+  end
+  local lines, marks = { header, "" }, {}
+  st.shown = {}
+  if message then
+    lines[#lines + 1] = message
+  end
+  for _, item in ipairs(entries or {}) do
+    local text, hls = items.display(item)
+    lines[#lines + 1] = text
+    st.shown[#lines] = item
+    marks[#lines] = hls
+  end
+  vim.bo[st.buf].modifiable = true
+  vim.api.nvim_buf_set_lines(st.buf, 0, -1, false, lines)
+  vim.bo[st.buf].modifiable = false
+  vim.api.nvim_buf_clear_namespace(st.buf, ns, 0, -1)
+  vim.api.nvim_buf_set_extmark(st.buf, ns, 0, 0, { end_col = #header, hl_group = items.hl.title })
+  for row, hls in pairs(marks) do
+    for _, hl in ipairs(hls) do
+      vim.api.nvim_buf_set_extmark(st.buf, ns, row - 1, hl[1][1], { end_col = hl[1][2], hl_group = hl[2] })
+    end
+  end
+end
+
+--- Ask for the notes related to the cursor's line of `win`, unless that was the last question.
+---@param win integer
+function M.update(win)
+  local st = M.state
+  if not M.is_open() or not vim.api.nvim_win_is_valid(win) then
+    return
+  end
+  local bufnr = vim.api.nvim_win_get_buf(win)
+  if not is_note(bufnr) then
+    return
+  end
+  st.source = win
+  local line = vim.api.nvim_win_get_cursor(win)[1]
+  local key = bufnr .. ":" .. line
+  if key == st.key then
+    return
+  end
+  st.key = key
+  local p = params.related(bufnr, { line = line - 1 }, config.options.related.limit)
+  if not p then
+    return
+  end
+  local name = vim.fn.fnamemodify(vim.api.nvim_buf_get_name(bufnr), ":t")
+  local header = ("Related to %s:%d"):format(name, line)
+  st.requester:send(function(handler)
+    return api.related(p, handler, { bufnr = bufnr })
+  end, function(err, result)
+    if notify.is_cancelled(err) then
+      return
+    end
+    if err then
+      st.key = nil -- ask again on the next move
+      return render(header, nil, "kbls: " .. (err.message or vim.inspect(err)))
+    end
+    local list = items.items(items.exclude_uri(result and result.hits or {}, p.uri))
+    local note = status.partial(result and result.index)
+    render(
+      header,
+      list,
+      #list == 0 and ("no related notes" .. (note ~= "" and (" (" .. note .. ")") or "")) or nil
+    )
+  end)
+end
+
+--- The item on the panel's cursor line.
+---@return kbls.Item|nil
+local function current_item()
+  local st = M.state
+  return st.shown[vim.api.nvim_win_get_cursor(0)[1]]
+end
+
+--- Go back to the followed window (the last note window).
+local function source_win()
+  local win = M.state.source
+  if win and vim.api.nvim_win_is_valid(win) then
+    return win
+  end
+  for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+    if w ~= M.state.win and vim.api.nvim_win_get_config(w).relative == "" then
+      return w
+    end
+  end
+end
+
+local function map_keys(buf)
+  vim.keymap.set("n", "<CR>", function()
+    local item = current_item()
+    local win = source_win()
+    if item and win then
+      vim.api.nvim_set_current_win(win)
+      open.open(item)
+    end
+  end, { buffer = buf, desc = "kbls: open the related note" })
+  vim.keymap.set("n", "<C-l>", function()
+    local item = current_item()
+    local win = source_win()
+    if item and win then
+      link.insert(item, win)
+    end
+  end, { buffer = buf, desc = "kbls: insert a link to the related note" })
+  vim.keymap.set("n", "q", M.close, { buffer = buf, desc = "kbls: close the panel" })
+end
+
+--- Open the panel to the right of the current window and follow the cursor.
+function M.open()
+  if M.is_open() then
+    return
+  end
+  local st = M.state
+  local source = vim.api.nvim_get_current_win()
+  st.buf = vim.api.nvim_create_buf(false, true)
+  vim.bo[st.buf].bufhidden = "wipe"
+  vim.bo[st.buf].filetype = "kbls-related"
+  vim.api.nvim_buf_set_name(st.buf, "kbls://related")
+  vim.cmd("botright vsplit")
+  st.win = vim.api.nvim_get_current_win()
+  vim.api.nvim_win_set_buf(st.win, st.buf)
+  vim.api.nvim_win_set_width(st.win, M.WIDTH)
+  for opt, value in pairs({ number = false, relativenumber = false, wrap = false, winfixwidth = true }) do
+    vim.wo[st.win][opt] = value
+  end
+  map_keys(st.buf)
+  vim.api.nvim_set_current_win(source)
+  st.requester = request.requester()
+  st.debounced = util.debounce(M.update, M.DEBOUNCE)
+  st.group = vim.api.nvim_create_augroup("kbls-panel", { clear = true })
+  vim.api.nvim_create_autocmd({ "CursorMoved", "CursorMovedI", "BufEnter" }, {
+    group = st.group,
+    callback = function(ev)
+      if M.is_open() and is_note(ev.buf) and vim.api.nvim_get_current_win() ~= st.win then
+        st.debounced.call(vim.api.nvim_get_current_win())
+      end
+    end,
+  })
+  vim.api.nvim_create_autocmd("WinClosed", {
+    group = st.group,
+    pattern = tostring(st.win),
+    callback = function()
+      vim.schedule(M.close)
+    end,
+  })
+  render("Related notes", nil, "move the cursor in a note")
+  M.update(source)
+end
+
+--- Close the panel and stop following the cursor.
+function M.close()
+  local st = M.state
+  if st.group then
+    pcall(vim.api.nvim_del_augroup_by_id, st.group)
+  end
+  if st.debounced then
+    st.debounced.close()
+  end
+  if st.requester then
+    st.requester:cancel()
+  end
+  if st.win and vim.api.nvim_win_is_valid(st.win) then
+    pcall(vim.api.nvim_win_close, st.win, true)
+  end
+  M.state = { shown = {} }
+end
+
+--- Open or close the panel.
+function M.toggle()
+  if M.is_open() then
+    M.close()
+  else
+    M.open()
+  end
+end
+
+return M

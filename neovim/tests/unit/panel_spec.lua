@@ -1,0 +1,123 @@
+-- :KbRelatedPanel: a side window of notes related to the cursor's section that follows the
+-- cursor, opens a note with <CR> and inserts a link with <C-l>.
+local clients = require("kbls.lsp.clients")
+local fake = require("helpers.fake_server")
+local panel = require("kbls.panel")
+local ws = require("helpers.workspace")
+
+describe(":KbRelatedPanel", function()
+  local root, server
+  before_each(function()
+    local lines = {}
+    for i = 1, 40 do
+      lines[i] = "line " .. i
+    end
+    local text = table.concat(lines, "\n") .. "\n"
+    root = ws.create({
+      [".kbls.yaml"] = "store: .kbls-store\n",
+      ["a.md"] = text,
+      ["b.md"] = text,
+      ["c.md"] = text,
+    })
+    server = fake.new({
+      delay = 10,
+      answer = function(method, params)
+        if method == "kb/related" then
+          -- the first section of a.md relates to b.md, the rest to c.md
+          local line = params.position and params.position.line or 0
+          local hit = line < 10
+              and fake.hit(root, "b.md", "Beta", "Beta > Second", 19, 24, { reasons = { "links here" } })
+            or fake.hit(root, "c.md", "Gamma", "Gamma", 29, 31, { reasons = { "similar section" } })
+          return { hits = { hit } }
+        end
+        return {}
+      end,
+    })
+    require("kbls").setup({ cmd = server.cmd })
+    panel.DEBOUNCE = 10
+    vim.cmd("edit " .. root .. "/a.md")
+    assert.is_true(vim.wait(3000, function()
+      local c = clients.list(0)[1]
+      return c ~= nil and c.initialized
+    end, 10))
+  end)
+  after_each(function()
+    panel.close()
+    vim.cmd("silent! only | silent! %bwipeout!")
+    for _, c in ipairs(clients.list()) do
+      c:stop(true)
+    end
+    vim.api.nvim_del_augroup_by_name("kbls")
+    ws.remove(root)
+  end)
+
+  local function panel_text()
+    return table.concat(vim.api.nvim_buf_get_lines(panel.state.buf, 0, -1, false), "\n")
+  end
+
+  local function move_to(line)
+    vim.api.nvim_win_set_cursor(0, { line, 0 })
+    vim.api.nvim_exec_autocmds("CursorMoved", { buffer = 0 })
+  end
+
+  it("toggles a side window that follows the cursor from section to section", function()
+    local source = vim.api.nvim_get_current_win()
+    move_to(3)
+    vim.cmd("KbRelatedPanel")
+    assert.is_true(panel.is_open())
+    assert.equals(source, vim.api.nvim_get_current_win()) -- the cursor stays in the note
+    assert.is_true(vim.wait(2000, function()
+      return panel_text():find("Beta › Second  b.md:20  links here", 1, true) ~= nil
+    end, 10))
+    assert.matches("Related to a.md:3", panel_text(), 1, true)
+    assert.same({ line = 2, character = 0 }, server.of("kb/related")[1].params.position)
+
+    move_to(25)
+    assert.is_true(vim.wait(2000, function()
+      return panel_text():find("Gamma  c.md:30  similar section", 1, true) ~= nil
+    end, 10))
+    assert.is_nil(panel_text():find("Beta", 1, true))
+    local asked = #server.of("kb/related")
+    move_to(25) -- same place: no new request
+    vim.wait(50)
+    assert.equals(asked, #server.of("kb/related"))
+
+    vim.cmd("KbRelatedPanel")
+    assert.is_false(panel.is_open())
+    move_to(3)
+    vim.wait(50)
+    assert.equals(asked, #server.of("kb/related")) -- no longer following
+  end)
+
+  it("<CR> opens the note at its section; <C-l> inserts a link into the note", function()
+    local source = vim.api.nvim_get_current_win()
+    vim.api.nvim_buf_set_lines(0, 0, 1, false, { "see " })
+    vim.api.nvim_win_set_cursor(0, { 1, 3 })
+    panel.open()
+    assert.is_true(vim.wait(2000, function()
+      return panel_text():find("Beta", 1, true) ~= nil
+    end, 10))
+    vim.api.nvim_set_current_win(panel.state.win)
+    vim.api.nvim_win_set_cursor(0, { 3, 0 })
+    vim.api.nvim_feedkeys(vim.keycode("<C-l>"), "x", false)
+    assert.equals(
+      "see [Beta](b.md)",
+      vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(source), 0, 1, false)[1]
+    )
+    vim.api.nvim_set_current_win(panel.state.win)
+    vim.api.nvim_win_set_cursor(0, { 3, 0 })
+    vim.api.nvim_feedkeys(vim.keycode("<CR>"), "x", false)
+    assert.equals(source, vim.api.nvim_get_current_win())
+    assert.equals(root .. "/b.md", vim.api.nvim_buf_get_name(0))
+    assert.equals(20, vim.api.nvim_win_get_cursor(0)[1])
+    assert.is_true(panel.is_open())
+  end)
+
+  it("closes cleanly when its window is closed", function()
+    panel.open()
+    vim.api.nvim_win_close(panel.state.win, true)
+    assert.is_true(vim.wait(500, function()
+      return not panel.is_open() and panel.state.group == nil
+    end, 10))
+  end)
+end)
