@@ -1,0 +1,190 @@
+local fake = require("helpers.fake_server")
+local live_search = require("kbls.live")
+local notify = require("kbls.notify")
+local request_params = require("kbls.params")
+
+local ROOT = "/home/me/notes"
+
+describe("kbls.live", function()
+  -- A fake `send`: records params, answers when told, supports cancellation.
+  local function fake_send()
+    local s = { sent = {}, cancelled = {}, handlers = {} }
+    s.fn = function(params, handler)
+      local n = #s.sent + 1
+      s.sent[n] = params.query
+      s.handlers[n] = handler
+      return function()
+        s.cancelled[#s.cancelled + 1] = params.query
+      end
+    end
+    s.answer = function(n, hits)
+      s.handlers[n](nil, { hits = hits })
+    end
+    return s
+  end
+
+  it("debounces a burst of keystrokes into one request for the last query", function()
+    local s = fake_send()
+    local live = live_search.new({ send = s.fn, debounce = 30 })
+    local got = {}
+    for _, q in ipairs({ "b", "bo", "bor", "borrow" }) do
+      live:update(q, function(hits, err, query)
+        got[#got + 1] = { query = query, n = #hits, err = err }
+      end)
+    end
+    assert.same({}, s.sent)
+    assert.is_true(vim.wait(1000, function()
+      return #s.sent == 1
+    end, 5))
+    assert.same({ "borrow" }, s.sent)
+    s.answer(1, { { uri = "file:///x.md" } })
+    assert.same({ { query = "borrow", n = 1 } }, got)
+    live:close()
+  end)
+
+  it("cancels the request in flight when a newer query is sent", function()
+    local s = fake_send()
+    local live = live_search.new({ send = s.fn, debounce = 0 })
+    local got = {}
+    local function cb(_, err, query)
+      got[#got + 1] = { query = query, cancelled = notify.is_cancelled(err) }
+    end
+    live:send("own", cb)
+    assert.is_true(live:busy())
+    live:send("owner", cb)
+    assert.same({ "own", "owner" }, s.sent)
+    assert.same({ "own" }, s.cancelled)
+    -- the superseded query's callback is released with a RequestCancelled error
+    assert.same({ { query = "own", cancelled = true } }, got)
+    -- a late answer to the cancelled request is ignored
+    s.answer(1, { {} })
+    assert.equals(1, #got)
+    s.answer(2, { {}, {} })
+    assert.same({ query = "owner", cancelled = false }, got[2])
+    assert.is_false(live:busy())
+    assert.equals("owner", live:latest())
+    live:close()
+  end)
+
+  it("supersede cancels only a request for another query", function()
+    local s = fake_send()
+    local live = live_search.new({ send = s.fn, debounce = 0 })
+    local got = {}
+    live:send("own", function(_, err)
+      got[#got + 1] = notify.is_cancelled(err)
+    end)
+    assert.is_false(live:supersede("own"))
+    assert.same({}, s.cancelled)
+    assert.is_true(live:supersede("owner"))
+    assert.same({ "own" }, s.cancelled)
+    assert.same({ true }, got)
+    assert.is_false(live:supersede("anything")) -- nothing in flight any more
+    live:close()
+  end)
+
+  it("remembers the index state and calls on_ready once the index becomes ready", function()
+    local s = fake_send()
+    local ls = live_search.new({ send = s.fn, debounce = 0 })
+    local fired = 0
+    ls:on_ready(function()
+      fired = fired + 1
+    end)
+    ls:send("own", function() end)
+    s.handlers[1](nil, { hits = {}, index = { state = "loading", pending = 0 } })
+    assert.same({ state = "loading", pending = 0 }, ls:index())
+    local function status(state)
+      vim.api.nvim_exec_autocmds("User", {
+        pattern = "KblsIndexStatus",
+        data = { client_id = 1, status = { state = state, pending = 0, files = 1, chunks = 1 } },
+      })
+    end
+    status("indexing")
+    vim.wait(50)
+    assert.equals(0, fired)
+    status("ready")
+    assert.is_true(vim.wait(500, function()
+      return fired == 1
+    end, 5))
+    status("ready") -- already refreshed: once
+    vim.wait(50)
+    assert.equals(1, fired)
+    ls:close()
+    assert.is_nil(ls._autocmd)
+  end)
+
+  it("answers an empty query with no hits and no request", function()
+    local s = fake_send()
+    local live = live_search.new({ send = s.fn, debounce = 0 })
+    local got
+    live:send("   ", function(hits)
+      got = hits
+    end)
+    assert.same({}, got)
+    assert.same({}, s.sent)
+    live:close()
+  end)
+
+  it("with list_empty, an empty prompt lists the notes (a filter-only query)", function()
+    local s = fake_send()
+    local params_sent
+    local ls = live_search.new({
+      debounce = 0,
+      list_empty = true,
+      send = function(p, handler)
+        params_sent = p
+        return s.fn(p, handler)
+      end,
+    })
+    ls:send("  ", function() end)
+    assert.same(request_params.list_notes(), params_sent)
+    assert.equals("path:**", params_sent.query)
+    assert.equals(200, params_sent.limit)
+    assert.is_true(params_sent.groupByFile)
+    ls:close()
+  end)
+
+  it("close cancels the pending update and the request in flight", function()
+    local s = fake_send()
+    local live = live_search.new({ send = s.fn, debounce = 20 })
+    live:send("first", function() end)
+    live:update("second", function()
+      error("must not be called")
+    end)
+    live:close()
+    vim.wait(60)
+    assert.same({ "first" }, s.sent)
+    assert.same({ "first" }, s.cancelled)
+  end)
+
+  it("cancels through the real LSP client ($/cancelRequest)", function()
+    local server = fake.new({ delay = 200, hits = { fake.hit(ROOT, "a.md", "A", "A", 0, 1) } })
+    local id = vim.lsp.start({ name = "kbls", cmd = server.cmd, root_dir = ROOT }, { attach = false })
+    local client = assert(vim.lsp.get_client_by_id(id))
+    local live = live_search.new({
+      debounce = 0,
+      send = function(params, handler)
+        return require("kbls.lsp.request").send(client, "kb/search", params, handler)
+      end,
+    })
+    local got = {}
+    local function cb(hits, err, query)
+      got[#got + 1] = { query = query, n = #hits, cancelled = notify.is_cancelled(err) }
+    end
+    live:send("a", cb)
+    assert.is_true(vim.wait(2000, function()
+      return #server.of("kb/search") == 1
+    end, 5))
+    live:send("ab", cb)
+    assert.is_true(vim.wait(2000, function()
+      return #got == 2
+    end, 5))
+    assert.same({ query = "a", n = 0, cancelled = true }, got[1])
+    assert.same({ query = "ab", n = 1, cancelled = false }, got[2])
+    assert.equals(1, #server.cancelled)
+    assert.equals(server.of("kb/search")[1].id, server.cancelled[1])
+    assert.equals(1, #server.answered)
+    assert.equals("ab", server.answered[1].params.query)
+    live:close()
+    client:stop(true)
+  end)
+end)
