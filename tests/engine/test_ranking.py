@@ -13,7 +13,7 @@ from kbls.config import Config, SearchConfig
 from kbls.engine import Engine
 from kbls.indexing.embed import Embedder
 from kbls.query.syntax import content_terms, fts_match
-from kbls.retrieval.lexical import QueryWords, text_tokens
+from kbls.retrieval.lexical import QueryWords
 
 NOTES = {
     "garden/houseplants.md": """
@@ -79,12 +79,14 @@ def test_function_words_leave_the_lexical_query_when_content_words_remain():
 
 def test_coverage_weighs_rare_words_more_and_counts_function_words_not_at_all(ranked):
     words = QueryWords.of("stop my plants from getting sick", ranked.store)
-    assert words.coverage(text_tokens("from here, from there")) == 0.0
-    assert words.coverage(text_tokens("stop plants getting sick")) == pytest.approx(1.0)
-    partial = words.coverage(text_tokens("the plants"))
+    assert words.coverage("from here, from there") == 0.0
+    assert words.coverage("Stop plants getting sick") == pytest.approx(1.0)
+    partial = words.coverage("the plants", "notes/garden.md")
     assert 0.0 < partial < 0.5
+    assert words.coverage("the plant stops") == 0.0  # whole words only (only the last is a prefix)
+    assert words.coverage("homesick") == 0.0 and words.coverage("sickness") > 0.0  # the last word, as a prefix
     # The last word is matched as a prefix too: the user may still be typing it.
-    assert QueryWords.of("houseplant heal", ranked.store).coverage(text_tokens("healthy houseplant")) == 1.0
+    assert QueryWords.of("houseplant heal", ranked.store).coverage("healthy houseplant") == 1.0
 
 
 # -- behaviour -------------------------------------------------------------------------------

@@ -20,7 +20,7 @@ from kbls.query.filters import Filters
 from kbls.query.syntax import ParsedQuery, query_terms
 from kbls.results import Hit, Signals
 from kbls.retrieval.fusion import Weights, lexical_confidence, semantic_confidence
-from kbls.retrieval.lexical import LexicalRanker, QueryWords, text_tokens
+from kbls.retrieval.lexical import LexicalRanker, QueryWords
 from kbls.retrieval.rerank import Reranker
 from kbls.retrieval.snippet import make_snippet
 from kbls.retrieval.vectors import VectorIndex
@@ -133,7 +133,7 @@ class HybridSearcher:
             sem = semantic_confidence(cosine[rowid]) if rowid in cosine else 0.0
             lex = 0.0
             if words is not None and rowid in bm25:
-                coverage = words.coverage(text_tokens(row.path, row.title, row.breadcrumb, row.body))
+                coverage = words.coverage(row.path, row.title, row.breadcrumb, row.body)
                 lex = lexical_confidence(coverage, bm25[rowid], best_bm25)
             score = sem if mode == Mode.SEMANTIC else lex if mode == Mode.LEXICAL else self.weights.fuse(sem, lex)
             out.append(Scored(row, sem, lex, score, Signals(sem_rank.get(rowid), lex_rank.get(rowid))))

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass
 
 from kbls.query.filters import Filters
@@ -25,9 +24,17 @@ _TOKEN = re.compile(r"[^\W_]+")
 MIN_PREFIX_CHARS = 3
 
 
-def text_tokens(*texts: str) -> frozenset[str]:
-    """The lowercased tokens of `texts`, as FTS5 indexes them."""
-    return frozenset(token for text in texts for token in _TOKEN.findall(text.lower()))
+def has_token(text: str, token: str, prefix: bool = False) -> bool:
+    """Whether lowercased `text` holds `token` as a whole FTS5 token (or, with `prefix`, as the
+    start of one). str.find, then a look at the neighbours: ten times cheaper than a regex with
+    lookarounds over every candidate's text."""
+    start = text.find(token)
+    while start != -1:
+        end = start + len(token)
+        if (start == 0 or not text[start - 1].isalnum()) and (prefix or end == len(text) or not text[end].isalnum()):
+            return True
+        start = text.find(token, start + 1)
+    return False
 
 
 @dataclass(frozen=True)
@@ -59,17 +66,15 @@ class QueryWords:
         prefix = last if len(last) >= MIN_PREFIX_CHARS and every and last == every[-1] else None
         return cls(words, prefix)
 
-    def coverage(self, tokens: Iterable[str]) -> float:
-        """Share (0..1) of the query's content-word weight that `tokens` contain."""
-        have = tokens if isinstance(tokens, frozenset) else frozenset(tokens)
+    def coverage(self, *texts: str) -> float:
+        """Share (0..1) of the query's content-word weight that `texts` contain."""
         total = sum(weight for _, _, weight in self.words)
         if total <= 0:
             return 0.0
+        text = "\n".join(texts).lower()
         found = 0.0
         for term, split, weight in self.words:
-            if all(t in have for t in split) or (
-                term == self.prefix and any(token.startswith(term) for token in have)
-            ):
+            if all(has_token(text, t) for t in split) or (term == self.prefix and has_token(text, term, prefix=True)):
                 found += weight
         return found / total
 
