@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 from tests.support.corpus import make_corpus, sized, write_config
 from tests.support.processes import COUNTING_CLI, child_env, read_embed_log
+from tests.support.raw_stdio import frame, initialize_params
 from tests.support.store_check import StoreState, check_store
 
 from kbls.engine import Engine
@@ -57,18 +58,8 @@ def _start_index(root: Path, store: Path, log: Path, tmp_path: Path) -> subproce
 
 def _initialize_messages(root: Path) -> bytes:
     """initialize + initialized for one workspace folder, framed for stdio."""
-    uri = root.as_uri()
-    messages = [
-        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "processId": None, "rootUri": uri, "capabilities": {},
-            "workspaceFolders": [{"uri": uri, "name": root.name}]}},
-        {"jsonrpc": "2.0", "method": "initialized", "params": {}},
-    ]
-    out = b""
-    for message in messages:
-        body = json.dumps(message).encode()
-        out += b"Content-Length: %d\r\n\r\n" % len(body) + body
-    return out
+    initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": initialize_params(root)}
+    return frame(initialize) + frame({"jsonrpc": "2.0", "method": "initialized", "params": {}})
 
 
 def _start_serve(root: Path, store: Path, log: Path, tmp_path: Path) -> subprocess.Popen[bytes]:
