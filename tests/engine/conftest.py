@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 import pytest
 from tests.support.corpus import write
-from tests.support.model import EmbedCounter
+from tests.support.model import EmbedCounter, indexed_engine
 
 from kbls.config import Config
 from kbls.engine import Engine
@@ -172,10 +172,6 @@ NOTES = {
 @pytest.fixture(scope="session")
 def kb(tmp_path_factory: pytest.TempPathFactory, embedder: Embedder) -> Iterator[Engine]:
     """The NOTES corpus, indexed once with the real model; tests must not change it."""
-    base = tmp_path_factory.mktemp("search")
-    for rel, text in NOTES.items():
-        write(base / "notes", rel, text)
-    engine = Engine(base / "notes", store_dir=base / "store", embedder=embedder)
-    engine.index()
+    engine = indexed_engine(tmp_path_factory.mktemp("search"), NOTES, embedder)
     yield engine
     engine.close()

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tests.support.corpus import write
+from tests.support.model import indexed_engine
 
 from kbls.config import Config, SearchConfig
 from kbls.engine import Engine
@@ -53,11 +53,7 @@ NOTES = {
 
 @pytest.fixture(scope="module")
 def ranked(tmp_path_factory: pytest.TempPathFactory, embedder: Embedder) -> Iterator[Engine]:
-    base = tmp_path_factory.mktemp("ranking")
-    for rel, text in NOTES.items():
-        write(base / "notes", rel, text)
-    engine = Engine(base / "notes", store_dir=base / "store", embedder=embedder)
-    engine.index()
+    engine = indexed_engine(tmp_path_factory.mktemp("ranking"), NOTES, embedder)
     yield engine
     engine.close()
 

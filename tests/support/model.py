@@ -1,11 +1,14 @@
-"""The bundled model (all-MiniLM-L6-v2 int8) for tests: loaded once, and what it embeds recorded."""
+"""The bundled model (all-MiniLM-L6-v2 int8) for tests: loaded once, small corpora indexed with
+it, and what it embeds recorded."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 import numpy as np
 import pytest
+from tests.support.corpus import write
 
 from kbls.engine import Engine
 from kbls.indexing.embed import Embedder
@@ -16,6 +19,15 @@ def load_embedder() -> Embedder:
     model = Embedder()
     model.load()
     return model
+
+
+def indexed_engine(base: Path, notes: Mapping[str, str], embedder: Embedder) -> Engine:
+    """`notes` (path -> dedented text) written under `base/notes`, indexed into `base/store`."""
+    for rel, text in notes.items():
+        write(base / "notes", rel, text)
+    engine = Engine(base / "notes", store_dir=base / "store", embedder=embedder)
+    engine.index()
+    return engine
 
 
 class EmbedCounter:
