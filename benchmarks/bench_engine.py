@@ -5,8 +5,10 @@ Writes its figures into `docs/benchmarks.md` between `<!-- engine:start -->` and
 
 Phases (all by default; pick some with `--phase`):
 
-- `quality`: unpack the shared eval set (Rust by Example), index it, and report nDCG@10, MRR@10
-  and Recall@10 of the three search modes.
+- `quality`: unpack both shared eval sets (Rust by Example, TIL), index them (stores kept in
+  `benchmarks/.cache/eval/`), and report nDCG@10 (binary and graded), MRR@10 and Recall@10 of the
+  three search modes, and how many off-topic queries find nothing; `--baseline` also runs the
+  sets' naive baseline for the columns beside.
 - `throughput`: index the same corpus into a fresh store and, in the same run and process, give
   exactly the chunk texts the pipeline embedded to the same fastembed model object (same batch
   size, same threads). Repeated, interleaved; medians are reported with the overhead ratio.
@@ -36,6 +38,8 @@ import tarfile
 import tempfile
 import time
 from pathlib import Path
+
+import numpy as np
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "server"))
@@ -99,25 +103,56 @@ def save_results(phase: str, figures: dict) -> None:
     results_file.save(RESULTS, phase, {**figures, "date": date, "machine": machine()})
 
 
-def unpack_eval(into: Path) -> Path:
-    with tarfile.open(EVAL_DIR / "rust-by-example-src.tgz") as tar:
+EVAL_SETS = ("rust-by-example", "til")
+SET_TITLES = {"rust-by-example": "Rust by Example", "til": "TIL (Simon Willison's notes)"}
+
+
+def unpack_eval(into: Path, name: str = "rust-by-example") -> Path:
+    with tarfile.open(EVAL_DIR / f"{name}-src.tgz") as tar:
         tar.extractall(into, filter="data") if hasattr(tarfile, "data_filter") else tar.extractall(into)
     return into / "src"
 
 
+def run_baseline(name: str) -> dict[str, dict[str, float]]:
+    """The shared set's naive baseline, run in this Python: {mode: {ndcg_binary, mrr, recall}}."""
+    out = subprocess.run(
+        [sys.executable, str(EVAL_DIR / "naive_baseline.py"), str(EVAL_DIR / f"{name}-src.tgz"),
+         str(EVAL_DIR / f"{name}-queries.tsv")], capture_output=True, text=True, check=True, timeout=3600,
+    ).stdout
+    figures = {}
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) == 7 and parts[0] in MODES:  # "hybrid nDCG@10 0.842 MRR@10 0.801 R@10 0.963"
+            figures[parts[0]] = {"ndcg_binary": float(parts[2]), "mrr": float(parts[4]), "recall": float(parts[6])}
+    return figures
+
+
 # -- phases ----------------------------------------------------------------------------------
-def phase_quality(embedder: Embedder) -> dict:
-    with tempfile.TemporaryDirectory(prefix="kbls-bench-") as tmp:
-        root = unpack_eval(Path(tmp))
-        engine = Engine(root, store_dir=Path(tmp) / "store", embedder=embedder)
+def phase_quality(embedder: Embedder, baseline: bool) -> dict:
+    """Both shared sets: every mode's figures, off-topic queries left empty, and (with
+    `baseline`) the naive baseline run beside. Stores are kept in benchmarks/.cache/eval, so a
+    second run re-embeds only chunks that changed."""
+    previous = load_results().get("quality", {}).get("sets", {})
+    sets = {}
+    off_topic = [q.strip() for q in (EVAL_DIR / "off-topic-queries.txt").read_text().splitlines() if q.strip()]
+    for name in EVAL_SETS:
+        folder = CACHE / "eval" / name
+        if not (folder / "src").is_dir():
+            unpack_eval(folder, name)
+        engine = Engine(folder / "src", store_dir=folder / "store", embedder=embedder)
         try:
             report = engine.index()
-            scores = evaluate(engine, EVAL_DIR / "rust-by-example-queries.tsv", k=10)
+            scores = evaluate(engine, EVAL_DIR / f"{name}-queries.tsv", k=10)
+            empty = sum(1 for q in off_topic if not engine.search(q, limit=10).hits)
         finally:
             engine.close()
-    modes = {m.mode: {"ndcg": m.ndcg, "mrr": m.mrr, "recall": m.recall, "queries": m.queries} for m in scores.modes}
-    log.info("quality: %s", modes)
-    return {"files": report.files, "chunks": report.chunks, "modes": modes}
+        modes = {m.mode: {"ndcg": m.ndcg, "ndcg_binary": m.ndcg_binary, "mrr": m.mrr, "recall": m.recall,
+                          "queries": m.queries} for m in scores.modes}
+        base = run_baseline(name) if baseline else previous.get(name, {}).get("baseline", {})
+        sets[name] = {"files": report.files, "chunks": report.chunks, "modes": modes, "baseline": base,
+                      "off_topic_empty": empty, "off_topic": len(off_topic)}
+        log.info("quality %s: %s, off-topic empty %d/%d", name, modes, empty, len(off_topic))
+    return {"sets": sets}
 
 
 def phase_throughput(embedder: Embedder, repeats: int) -> dict:
@@ -132,14 +167,15 @@ def phase_throughput(embedder: Embedder, repeats: int) -> dict:
         embedder.load()
         # Warm both paths once (ONNX allocates its arenas on the first batches).
         embedder._model.embed(["warm up"] * embedder.config.batch_size, batch_size=embedder.config.batch_size)
+        last_calls: list[list[str]] = []
         for i in range(repeats):
             given: list[list[str]] = []  # one list per model call, as the pipeline grouped them
 
-            def pipeline() -> None:
+            def pipeline(i: int = i, given: list[list[str]] = given) -> None:
                 engine = Engine(root, store_dir=Path(tmp) / f"store-{i}", embedder=embedder)
                 original = engine.embedder.embed_passages
 
-                def recording(texts):
+                def recording(texts: list[str]) -> np.ndarray:
                     given.append(list(texts))
                     return original(texts)
 
@@ -187,9 +223,9 @@ def phase_throughput(embedder: Embedder, repeats: int) -> dict:
         "pipeline_chunks_per_s": chunks / pipeline, "raw_chunks_per_s": chunks / raw_median,
         # Each repeat measures both sides back to back: the median of those ratios resists load
         # drift between repeats better than the ratio of the two medians.
-        "overhead": statistics.median(p / r for p, r in zip(pipeline_s, raw_s)) - 1.0,
+        "overhead": statistics.median(p / r for p, r in zip(pipeline_s, raw_s, strict=True)) - 1.0,
         "overhead_cpu": statistics.median(pipeline_cpu) / statistics.median(raw_cpu) - 1.0,
-        "paired_ratios": [p / r for p, r in zip(pipeline_s, raw_s)],
+        "paired_ratios": [p / r for p, r in zip(pipeline_s, raw_s, strict=True)],
     }
 
 
@@ -222,7 +258,7 @@ def phase_rustweb(embedder: Embedder, repeats: int) -> dict:
         try:
             Store(store, model_id=embedder.model_id, dimension=embedder.dimension, model_sha256=embedder.sha256).close()
         except StoreError as exc:
-            raise SystemExit(f"bench_engine: {exc}\nDelete {store} to index rust-web-src from scratch.")
+            raise SystemExit(f"bench_engine: {exc}\nDelete {store} to index rust-web-src from scratch.") from None
     engine = Engine(root, config=config, store_dir=store, embedder=embedder)
     try:
         if not (store / "complete").exists():
@@ -252,30 +288,44 @@ def phase_rustweb(embedder: Embedder, repeats: int) -> dict:
 
 
 # -- the doc ---------------------------------------------------------------------------------
+def render_quality(quality: dict) -> list[str]:
+    m = quality["machine"]
+    out = ["", "### Retrieval quality (shared eval sets)", "",
+           f"`kbls eval` on the two shared workspaces (`../shared/eval`), beside the naive baseline there "
+           f"(`naive_baseline.py`: heading split, 900-character windows, one FTS5 column, OR query, RRF k=60, "
+           f"same model). Relevance per file, hits grouped by file, top 10. nDCG binary gives every relevant "
+           f"file gain 1, as the baseline computes it; nDCG graded (kbls's own) gives the i-th listed relevant "
+           f"file 1/i. {quality['date']}, {where(m)}."]
+    for name, data in quality["sets"].items():
+        base = data.get("baseline", {})
+        out += ["", f"**{SET_TITLES.get(name, name)}**: {data['files']} files, {data['chunks']} chunks, "
+                    f"{next(iter(data['modes'].values()))['queries']} queries; off-topic queries with no hit "
+                    f"(hybrid): {data['off_topic_empty']} of {data['off_topic']}.", "",
+                "| mode | nDCG@10 binary | baseline | nDCG@10 graded | MRR@10 | baseline | Recall@10 | baseline |",
+                "|---|---:|---:|---:|---:|---:|---:|---:|"]
+        for mode in MODES:
+            s, b = data["modes"].get(mode), base.get(mode, {})
+            if s:
+                def fmt(v: float | None) -> str:
+                    return "—" if v is None else f"{v:.3f}"
+                out.append(f"| {mode} | **{s['ndcg_binary']:.3f}** | {fmt(b.get('ndcg_binary'))} | {s['ndcg']:.3f} | "
+                           f"{s['mrr']:.3f} | {fmt(b.get('mrr'))} | {s['recall']:.3f} | {fmt(b.get('recall'))} |")
+    return out
+
+
 def render(results: dict) -> str:
     out = [START, "## Engine", ""]
     out.append("Written by `benchmarks/bench_engine.py`; each block says when and where it was measured. "
                "Model: all-MiniLM-L6-v2 int8 (bundled), default config unless noted.")
     quality = results.get("quality")
-    if quality:
-        m = quality["machine"]
-        out += ["", "### Retrieval quality (shared eval set)", "",
-                f"Rust by Example, {quality['files']} files, {quality['chunks']} chunks, "
-                f"{next(iter(quality['modes'].values()))['queries']} queries; relevance per file "
-                f"(hits grouped by file). {quality['date']}, {where(m)}.", "",
-                "| mode | nDCG@10 | MRR@10 | Recall@10 |", "|---|---|---|---|"]
-        for mode in MODES:
-            s = quality["modes"].get(mode)
-            if s:
-                out.append(f"| {mode} | {s['ndcg']:.3f} | {s['mrr']:.3f} | {s['recall']:.3f} |")
-        ndcg = {k: v["ndcg"] for k, v in quality["modes"].items()}
-        beats = ndcg["hybrid"] > max(ndcg["semantic"], ndcg["lexical"])
-        out += ["", f"Hybrid {'beats' if beats else 'does NOT beat'} both single modes on nDCG@10."]
+    if quality and "sets" in quality:
+        out += render_quality(quality)
     tp = results.get("throughput")
     if tp:
         m = tp["machine"]
         out += ["", "### Index throughput vs the raw model", "",
-                f"Same {tp['chunks']} chunk texts (Rust by Example, the texts the pipeline gave the model, in the same calls and order), "
+                f"Same {tp['chunks']} chunk texts (Rust by Example, the texts the pipeline gave the model, "
+                f"in the same calls and order), "
                 f"same model object, batch size {tp['batch_size']}, threads "
                 f"{tp['threads'] or 'onnxruntime default'}; {tp['repeats']} interleaved repeats in one process, "
                 f"medians. Pipeline = a full index into a fresh store (scan, read, parse, chunk with exact "
@@ -324,6 +374,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--threads", type=int, default=None, help="ONNX threads (default: onnxruntime's)")
     parser.add_argument("--doc-only", action="store_true", help="rewrite the doc from the saved results")
+    parser.add_argument("--baseline", action="store_true", help="also run the shared sets' naive baseline (minutes)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stderr)
     if not args.doc_only:
@@ -331,7 +382,7 @@ def main(argv: list[str] | None = None) -> int:
         for phase in args.phase or ["quality", "throughput", "rustweb"]:
             log.info("phase %s", phase)
             if phase == "quality":
-                figures = phase_quality(embedder)
+                figures = phase_quality(embedder, args.baseline)
             elif phase == "throughput":
                 figures = phase_throughput(embedder, max(args.repeats, 3))
             else:

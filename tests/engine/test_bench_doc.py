@@ -16,11 +16,21 @@ def _bench(monkeypatch, doc: Path):
     return module
 
 
+def _set(ndcg: dict[str, float]) -> dict:
+    return {
+        "files": 198, "chunks": 750, "off_topic_empty": 20, "off_topic": 20,
+        "modes": {m: {"ndcg": n, "ndcg_binary": n + 0.01, "mrr": 0.5, "recall": 0.9, "queries": 40} for m, n in ndcg.items()},
+        "baseline": {m: {"ndcg_binary": 0.7, "mrr": 0.6, "recall": 0.8} for m in ndcg},
+    }
+
+
 RESULTS = {
     "quality": {
-        "files": 198, "chunks": 750, "date": "2026-01-01 00:00 UTC", "machine": {"nproc": "2", "cpu": "Test CPU"},
-        "modes": {m: {"ndcg": n, "mrr": 0.5, "recall": 0.9, "queries": 40}
-                  for m, n in (("hybrid", 0.82), ("semantic", 0.80), ("lexical", 0.78))},
+        "date": "2026-01-01 00:00 UTC", "machine": {"nproc": "2", "cpu": "Test CPU", "load": "1.5", "commit": "abc1234"},
+        "sets": {
+            "rust-by-example": _set({"hybrid": 0.88, "semantic": 0.80, "lexical": 0.78}),
+            "til": _set({"hybrid": 0.89, "semantic": 0.87, "lexical": 0.64}),
+        },
     },
 }
 
@@ -33,7 +43,9 @@ def test_the_engine_section_is_replaced_and_the_rest_kept(tmp_path, monkeypatch)
     bench.write_doc(RESULTS)
     text = doc.read_text()
     assert "## Daemon\nkept" in text and text.endswith("trailer\n") and "old figures" not in text
-    assert "| hybrid | 0.820 | 0.500 | 0.900 |" in text and "Hybrid beats both single modes" in text
+    assert "| hybrid | **0.890** | 0.700 | 0.880 | 0.500 | 0.600 | 0.900 | 0.800 |" in text  # kbls beside the baseline
+    assert "**TIL (Simon Willison's notes)**" in text and "(hybrid): 20 of 20" in text
+    assert "load average 1.5" in text and "commit abc1234" in text
     bench.write_doc(RESULTS)
     assert doc.read_text() == text  # idempotent
 
