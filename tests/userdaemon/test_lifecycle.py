@@ -1,0 +1,84 @@
+"""The per-user daemon's life: idle exit, the in-process fallback, the relay's session record."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from tests.support.corpus import make_workspace
+from tests.support.lsp_client import LspSession
+from tests.support.user_daemon import DaemonEnv
+
+from kbls.userdaemon.relay import Session
+
+
+def test_the_daemon_exits_when_idle_and_removes_its_socket(tmp_path: Path, daemon_env: DaemonEnv) -> None:
+    root = make_workspace(tmp_path, "notes")
+    env = {**daemon_env.env, "KBLS_DAEMON_IDLE_MINUTES": "0.05"}  # 3 s
+    with LspSession([root], tmp_path, env=env, daemon=True) as editor:
+        editor.wait_ready()
+        pid = daemon_env.pid()
+        assert pid is not None
+        time.sleep(4)  # a connected client keeps it alive past the idle time
+        assert daemon_env.pid() == pid
+        assert editor.search("rust ownership").hits
+    deadline = time.monotonic() + 60
+    while daemon_env.pid() is not None and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert daemon_env.pid() is None
+    assert daemon_env.sockets() == []
+
+
+def test_serve_falls_back_in_process_when_the_runtime_folder_is_unsafe(tmp_path: Path, daemon_env: DaemonEnv) -> None:
+    root = make_workspace(tmp_path, "notes")
+    daemon_env.folder.mkdir(mode=0o700)
+    os.chmod(daemon_env.folder, 0o755)  # open to others: refused, never used
+    with LspSession([root], tmp_path, env=daemon_env.env, daemon=True) as editor:
+        editor.wait_ready()
+        assert editor.search("rust ownership").hits
+        assert "not using the per-user daemon" in editor.log_file.read_text()
+    assert daemon_env.sockets() == []
+    assert daemon_env.pid() is None
+
+
+def test_standalone_serves_in_process(tmp_path: Path, daemon_env: DaemonEnv) -> None:
+    root = make_workspace(tmp_path, "notes")
+    with LspSession([root], tmp_path, env={**daemon_env.env, "KBLS_NO_DAEMON": "1"}, daemon=True) as editor:
+        editor.wait_ready()
+        assert editor.search("rust ownership").hits
+    assert not daemon_env.folder.exists() or daemon_env.sockets() == []
+
+
+def _message(method: str | None = None, **fields: object) -> dict[str, object]:
+    return {"jsonrpc": "2.0", **({"method": method} if method else {}), **fields}
+
+
+def test_the_relay_keeps_the_workspace_folders_current_for_a_replay() -> None:
+    session = Session()
+    folder = {"uri": "file:///a", "name": "a"}
+    assert session.from_editor(_message("initialize", id=1, params={"workspaceFolders": [folder], "capabilities": {}}))
+    assert session.from_editor(_message("initialized", params={}))
+    event = {"added": [{"uri": "file:///b", "name": "b"}], "removed": [folder]}
+    assert session.from_editor(_message("workspace/didChangeWorkspaceFolders", params={"event": event}))
+    assert session.initialize is not None and session.initialized
+    assert session.initialize["workspaceFolders"] == [{"uri": "file:///b", "name": "b"}]
+
+
+def test_the_relay_drops_answers_meant_for_a_lost_daemon() -> None:
+    session = Session()
+    assert session.from_backend(_message("window/workDoneProgress/create", id="p1", params={"token": "t"}))
+    session.server_requests.clear()  # the daemon was lost: its requests died with it
+    assert not session.from_editor(_message(id="p1", result=None))
+    assert session.from_backend(_message("window/workDoneProgress/create", id="p2", params={"token": "u"}))
+    assert session.from_editor(_message(id="p2", result=None))
+
+
+def test_the_relay_tracks_pending_requests_and_its_own_replay() -> None:
+    session = Session()
+    session.sent(_message("kb/search", id=7, params={"query": "x"}))
+    assert session.pending == {7: "kb/search"}
+    assert session.from_backend(_message(id=7, result={}))
+    assert session.pending == {}
+    session.own_ids.add("kbls-relay-1")
+    assert not session.from_backend(_message(id="kbls-relay-1", result={"capabilities": {}}))
