@@ -1,4 +1,4 @@
-"""Fixtures every suite shares: a private cache for each test and one real model per session.
+"""Fixtures every suite shares: each test isolated from the user's cache and daemon, one real model.
 
 Helpers these build on live in `tests/support/`; each suite's own conftest adds its fixtures.
 """
@@ -12,9 +12,12 @@ from kbls.indexing.embed import Embedder
 
 
 @pytest.fixture(autouse=True)
-def _private_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    """No test may write the user's cache: the default store dir lands in a temp folder."""
+def _isolated_from_the_user(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test may write the user's cache (the default store dir lands in a temp folder) or start
+    or reach a per-user daemon: `kbls` runs in-process unless a test builds a daemon's environment
+    (tests/userdaemon)."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg-cache")))
+    monkeypatch.setenv("KBLS_NO_DAEMON", "1")
 
 
 @pytest.fixture(scope="session")

@@ -14,11 +14,13 @@ COUNTING_CLI = Path(__file__).resolve().parent / "counting_cli.py"
 
 
 def child_env(tmp: Path, **extra: str) -> dict[str, str]:
-    """The environment of a child `kbls`: private cache, no proxies, few threads."""
+    """The environment of a child `kbls`: private cache, no proxies, few threads, and no per-user
+    daemon (`kbls serve` serves in-process, so killing it kills the indexer; pass
+    `KBLS_NO_DAEMON=""` in `extra` for a test of the daemon)."""
     env = {k: v for k, v in os.environ.items() if not k.lower().endswith("_proxy")}
     cache = tmp / "xdg-cache"
     cache.mkdir(parents=True, exist_ok=True)
-    env.update(XDG_CACHE_HOME=str(cache), PYTHONUNBUFFERED="1", OMP_NUM_THREADS="1")
+    env.update(XDG_CACHE_HOME=str(cache), PYTHONUNBUFFERED="1", OMP_NUM_THREADS="1", KBLS_NO_DAEMON="1")
     env.update(extra)
     return env
 

@@ -59,7 +59,8 @@ class RawStdio:
     ) -> None:
         self.log_file = tmp / f"{name}.log"
         self.stderr_file = tmp / f"{name}.stderr"
-        child = dict(env or os.environ, XDG_CACHE_HOME=str(tmp / "xdg-cache"), PYTHONUNBUFFERED="1")
+        # in-process, as LspSession runs it: the per-user daemon would put a relay in between
+        child = dict(env or os.environ, XDG_CACHE_HOME=str(tmp / "xdg-cache"), PYTHONUNBUFFERED="1", KBLS_NO_DAEMON="1")
         with self.stderr_file.open("wb") as stderr:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "kbls", "serve", "--log-file", str(self.log_file), "--log-level", log_level],
