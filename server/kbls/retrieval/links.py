@@ -1,0 +1,269 @@
+"""Links between notes: which note a link names, and how this workspace writes its links.
+
+`Catalogue` is a snapshot of every note's names (path, file stem, title, aliases), reloaded
+when the store changes. A `[[name]]` resolves as the store resolves it for related notes
+(`StoreReads.resolve_link_targets`): the file stem (or the path without its extension), the
+title or an alias, case-insensitively; an ambiguous name names every note it matches, best
+first (path, stem, title, alias; then the nearest folder). A markdown link's path is relative
+to the note (or to the root with a leading `/`). Nothing outside the root is ever named: a
+path that leaves it resolves to nothing, and only indexed notes and files inside the root's
+real folder are answered.
+
+`LinkStyle` is how the workspace writes wiki links (`[[Title]]`, `[[stem]]`, `[[dir/stem]]`,
+each with or without `|label`), detected from the links of a sample of its notes and of the
+note being edited.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path
+from urllib.parse import quote
+
+from kbls.indexing.text import decode_text
+from kbls.notepath import file_stem, note_stem
+from kbls.retrieval.linksyntax import LinkKind, LinkRef, links_in
+from kbls.storage.records import NoteName
+
+#: a target note larger than this is not read to find a heading (the link opens at its top).
+MAX_HEADING_READ_BYTES = 2 * 1024 * 1024
+#: how many of the workspace's linking notes are read to learn its link style, and how much of each.
+STYLE_SAMPLE_FILES = 25
+STYLE_SAMPLE_BYTES = 64 * 1024
+
+_ATX = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
+_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
+_SLUG_DROP = re.compile(r"[^\w\- ]")
+
+
+class WikiForm(str, Enum):
+    """What a workspace's `[[…]]` names a note by."""
+
+    TITLE = "title"
+    STEM = "stem"
+    PATH = "path"
+
+
+@dataclass(frozen=True, slots=True)
+class LinkStyle:
+    form: WikiForm = WikiForm.TITLE
+    #: `[[name|Title]]` rather than `[[name]]`.
+    labelled: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Note:
+    """One note's names, lowercased where links compare them so."""
+
+    id: int
+    path: str
+    title: str
+    aliases: tuple[str, ...]
+    stem: str  # lowercased file stem
+    bare: str  # the path without its extension, case kept
+
+    @classmethod
+    def of(cls, row: NoteName) -> Note:
+        return cls(row.id, row.path, row.title, row.aliases, file_stem(row.path), posixpath.splitext(row.path)[0])
+
+
+@dataclass(frozen=True, slots=True)
+class LinkTarget:
+    """Where a link leads: a root-relative path and the 0-based line (its heading, or 0)."""
+
+    path: str
+    line: int
+    title: str
+
+
+@dataclass
+class Catalogue:
+    """Every note by the names a link may use (built once per store change)."""
+
+    notes: list[Note]
+    by_path: dict[str, Note] = field(default_factory=dict)
+    by_bare: dict[str, list[Note]] = field(default_factory=dict)
+    by_stem: dict[str, list[Note]] = field(default_factory=dict)
+    by_title: dict[str, list[Note]] = field(default_factory=dict)
+    by_alias: dict[str, list[Note]] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, rows: list[NoteName]) -> Catalogue:
+        made = cls([Note.of(row) for row in rows])
+        for note in made.notes:
+            made.by_path[note.path] = note
+            made.by_bare.setdefault(note.bare.lower(), []).append(note)
+            made.by_stem.setdefault(note.stem, []).append(note)
+            made.by_title.setdefault(note.title.lower().strip(), []).append(note)
+            for alias in note.aliases:
+                made.by_alias.setdefault(alias.lower().strip(), []).append(note)
+        return made
+
+    def named(self, name: str, source: str) -> list[Note]:
+        """The notes `[[name]]` names, best first (see the module docstring)."""
+        lowered = name.lower().strip()
+        stem = lowered.rsplit("/", 1)[-1]
+        groups = (
+            self.by_bare.get(lowered, []) if "/" in lowered else [],
+            self.by_stem.get(stem, []) if "/" not in lowered else [],
+            self.by_title.get(lowered, []),
+            self.by_alias.get(lowered, []),
+        )
+        here = posixpath.dirname(source)
+        out: dict[str, Note] = {}
+        for group in groups:
+            for note in sorted(group, key=lambda n: (posixpath.dirname(n.path) != here, len(n.path), n.path)):
+                out.setdefault(note.path, note)
+        return list(out.values())
+
+    def wiki_form(self, target: str) -> WikiForm | None:
+        """Which name `[[target]]` uses; None when it matches none or reads as several."""
+        lowered = target.lower().strip()
+        if "/" in lowered:
+            return WikiForm.PATH if lowered in self.by_bare else None
+        is_stem = lowered in self.by_stem
+        is_title = lowered in self.by_title or lowered in self.by_alias
+        if is_stem and not is_title:
+            return WikiForm.STEM
+        if is_title and not is_stem:
+            return WikiForm.TITLE
+        return None
+
+    def wiki_name(self, note: Note, style: LinkStyle) -> str:
+        """What goes between `[[` and `]]` for `note` in `style` (without the label)."""
+        if style.form == WikiForm.TITLE and note.title and self._only(note.title, note):
+            return note.title
+        if style.form in (WikiForm.TITLE, WikiForm.STEM) and self._only(note_stem(note.path), note):
+            return note_stem(note.path)
+        return note.bare
+
+    def _only(self, name: str, note: Note) -> bool:
+        """`[[name]]` names `note` and no other (else a link by it would be ambiguous)."""
+        return [n.path for n in self.named(name, note.path)] == [note.path]
+
+
+def detect_style(catalogue: Catalogue, texts: list[list[str]]) -> LinkStyle:
+    """The wiki form and label habit most of the links in `texts` (lines of notes) show."""
+    forms: Counter[WikiForm] = Counter()
+    labelled = plain = 0
+    for lines in texts:
+        for ref in links_in(lines):
+            if ref.kind != LinkKind.WIKI or not ref.target:
+                continue
+            form = catalogue.wiki_form(ref.target)
+            if form is not None:
+                forms[form] += 1
+            if ref.labelled:
+                labelled += 1
+            else:
+                plain += 1
+    form = forms.most_common(1)[0][0] if forms else WikiForm.TITLE
+    return LinkStyle(form, labelled > plain)
+
+
+def wiki_insert(catalogue: Catalogue, note: Note, style: LinkStyle) -> str:
+    """The text after `[[` that links `note`, closing brackets included."""
+    name = catalogue.wiki_name(note, style)
+    needs_label = style.labelled or (style.form == WikiForm.TITLE and name != note.title)
+    if needs_label and note.title and name != note.title:
+        return f"{name}|{note.title}]]"
+    return f"{name}]]"
+
+
+def markdown_path(source: str, target: str) -> str:
+    """`target` relative to the folder of `source`, as a markdown link writes it."""
+    relative = posixpath.relpath(target, posixpath.dirname(source) or ".")
+    return quote(relative, safe="/._-~")
+
+
+def heading_slug(text: str) -> str:
+    """GitHub's anchor for a heading: lowercase, punctuation dropped, spaces to `-`."""
+    return _SLUG_DROP.sub("", text.strip().lower()).replace(" ", "-")
+
+
+def heading_line(lines: list[str], heading: str) -> int | None:
+    """The 0-based line of the ATX heading named `heading` (its text or its slug), not in code."""
+    wanted, slug = heading.strip().lower(), heading_slug(heading)
+    fence: str | None = None
+    for number, line in enumerate(lines):
+        opened = _FENCE.match(line)
+        if opened:
+            marker = opened.group(1)
+            if fence is None:
+                fence = marker[0] * len(marker)
+            elif marker.startswith(fence):
+                fence = None
+            continue
+        if fence is not None:
+            continue
+        match = _ATX.match(line)
+        if match and (match.group(2).strip().lower() == wanted or heading_slug(match.group(2)) == slug):
+            return number
+    return None
+
+
+def relative_target(source: str, target: str) -> str | None:
+    """A markdown link's path as a root-relative path; None when it leaves the root."""
+    base = "" if target.startswith("/") else posixpath.dirname(source)
+    joined = posixpath.normpath(posixpath.join(base, target.lstrip("/")))
+    if joined in ("..", ".") or joined.startswith("../"):
+        return None
+    return joined
+
+
+class LinkResolver:
+    """Resolves links of one root against a `Catalogue`; reads files only inside the root."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._real_root = Path(os.path.realpath(root))
+
+    def inside(self, rel: str) -> Path | None:
+        """The file at `rel` when it exists inside the root's real folder (symlinks followed)."""
+        real = Path(os.path.realpath(self.root / rel))
+        if real != self._real_root and real.is_relative_to(self._real_root) and real.is_file():
+            return real
+        return None
+
+    def read_lines(self, rel: str, limit: int) -> list[str] | None:
+        found = self.inside(rel)
+        if found is None:
+            return None
+        try:
+            with found.open("rb") as handle:
+                data = handle.read(limit)
+        except OSError:
+            return None
+        decoded = decode_text(data)
+        return decoded.text.split("\n") if decoded is not None else None
+
+    def resolve(self, catalogue: Catalogue, source: str, ref: LinkRef, source_lines: list[str]) -> list[LinkTarget]:
+        """Where `ref` (a link in the note at `source`) leads, best first; [] if nowhere."""
+        notes: list[Note]
+        if ref.kind == LinkKind.WIKI and not ref.target:  # [[#heading]]: this note
+            notes = [catalogue.by_path.get(source) or Note(0, source, "", (), "", "")]
+        elif ref.kind == LinkKind.WIKI:
+            notes = catalogue.named(ref.target, source)
+        else:
+            rel = relative_target(source, ref.target) if ref.target else source
+            if rel is None:
+                return []
+            note = catalogue.by_path.get(rel) or catalogue.by_path.get(rel + ".md")
+            if note is None:
+                if ref.heading or self.inside(rel) is None:
+                    return []
+                return [LinkTarget(rel, 0, "")]  # a file of the root that is not a note (an image)
+            notes = [note]
+        return [self._at_heading(note, ref.heading, source, source_lines) for note in notes if self.inside(note.path)]
+
+    def _at_heading(self, note: Note, heading: str | None, source: str, source_lines: list[str]) -> LinkTarget:
+        line = 0
+        if heading:
+            lines = source_lines if note.path == source else self.read_lines(note.path, MAX_HEADING_READ_BYTES)
+            line = heading_line(lines or [], heading) or 0
+        return LinkTarget(note.path, line, note.title)

@@ -1,0 +1,202 @@
+"""Links in the text of a note as it is being edited: where they are, which one is under the
+cursor, what is being typed after `[[` or `](`, and the paragraph around the cursor.
+
+Pure text functions over a list of lines (positions are Python string indices; the LSP layer
+converts them from and to the client's units). The forms are the indexer's
+(`kbls.indexing.parse`): `[[name]]`, `[[name#heading]]`, `[[name|label]]`, `[label](rel/path.md)`
+and `[label](rel/path.md#heading)`; links inside inline code or a fenced block are not links.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import Enum
+from urllib.parse import unquote
+
+#: a line longer than this is not searched for links (a minified blob, not prose).
+MAX_LINE_CHARS = 20_000
+#: what the paragraph around the cursor may give the model (~150 tokens: embedding stays ~ms).
+MAX_CONTEXT_CHARS = 800
+#: below this many characters the cursor's paragraph is too little meaning: the lines above join.
+MIN_CONTEXT_CHARS = 60
+#: how far above the cursor that search for meaning goes.
+CONTEXT_LINES_ABOVE = 40
+
+# Same shapes as the indexer's patterns (no `[` inside a part: linear on `[[[[…` lines).
+_WIKI = re.compile(r"\[\[([^\[\]\|#\n]*)(?:#([^\[\]\|\n]*))?(?:\|([^\[\]\n]*))?\]\]")
+_MDLINK = re.compile(r"\[([^\[\]\n]*)\]\(\s*<?([^)\s>\[]+)>?(?:\s+\"[^\"\n]*\")?\s*\)")
+_SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
+_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
+_CODE_SPAN = re.compile(r"`[^`\n]*`")
+_HEADING = re.compile(r"^\s{0,3}#{1,6}(\s|$)")
+# What is being typed: an open `[[` with no `]` after it, or an open `[label](`.
+_OPEN_WIKI = re.compile(r"\[\[([^\[\]\n]*)$")
+_OPEN_MDLINK = re.compile(r"\[([^\[\]\n]*)\]\(([^()\s]*)$")
+
+
+class LinkKind(str, Enum):
+    """`[[wiki]]` links name a note; markdown links give a path relative to the note."""
+
+    WIKI = "wiki"
+    PATH = "path"
+
+
+@dataclass(frozen=True, slots=True)
+class LinkRef:
+    """One link in a document: what it names and where its text is (0-based, end exclusive)."""
+
+    kind: LinkKind
+    #: wiki: the name as written (may be empty for `[[#heading]]`); path: the URL-decoded path.
+    target: str
+    heading: str | None
+    line: int
+    start: int
+    end: int
+    #: written with a label (`[[name|label]]`); markdown links always have one.
+    labelled: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class LinkTyping:
+    """An unfinished link at the cursor: what was typed and the text a completion replaces."""
+
+    kind: LinkKind
+    typed: str
+    line: int
+    #: where the link's opening `[[` or `[` is.
+    link_start: int
+    #: the typed part (after `[[` or `(`), plus a closing `]]` or `)` right after the cursor.
+    replace_start: int
+    replace_end: int
+    #: where an empty markdown label (`[](`) is, so a completion can fill it; None otherwise.
+    empty_label_at: int | None = None
+
+
+def _code_free(line: str) -> str:
+    """The line with inline code spans blanked, same length (positions stay)."""
+    return _CODE_SPAN.sub(lambda m: " " * len(m.group(0)), line)
+
+
+def _fenced_lines(lines: list[str]) -> set[int]:
+    """Line numbers inside fenced code blocks (fence lines included)."""
+    inside: set[int] = set()
+    fence: str | None = None
+    for number, line in enumerate(lines):
+        match = _FENCE.match(line)
+        if fence is None and match:
+            fence = match.group(1)[0] * len(match.group(1))
+            inside.add(number)
+        elif fence is not None:
+            inside.add(number)
+            if match and match.group(1).startswith(fence) and not line.strip()[len(match.group(1)) :].strip():
+                fence = None
+    return inside
+
+
+def _split_target(raw: str) -> tuple[str, str | None] | None:
+    """A markdown link's (path, heading); None for a URL or a mail link (not a note)."""
+    if _SCHEME.match(raw) or raw.startswith("//"):
+        return None
+    path, _, fragment = raw.partition("#")
+    path = unquote(path.split("?", 1)[0])
+    return path, (unquote(fragment) if fragment else None)
+
+
+def _line_links(number: int, line: str) -> list[LinkRef]:
+    if len(line) > MAX_LINE_CHARS:
+        return []
+    text = _code_free(line)
+    found = [
+        LinkRef(
+            LinkKind.WIKI, m.group(1).strip(), (m.group(2) or "").strip() or None, number, m.start(), m.end(),
+            labelled=m.group(3) is not None,
+        )
+        for m in _WIKI.finditer(text)
+        if m.group(1).strip() or (m.group(2) or "").strip()
+    ]
+    for m in _MDLINK.finditer(text):
+        parts = _split_target(m.group(2))
+        if parts is not None and (parts[0] or parts[1]):
+            found.append(LinkRef(LinkKind.PATH, parts[0], parts[1], number, m.start(), m.end()))
+    return sorted(found, key=lambda ref: ref.start)
+
+
+def links_in(lines: list[str]) -> list[LinkRef]:
+    """Every wiki and relative markdown link of a document, in order (not those in code)."""
+    fenced = _fenced_lines(lines)
+    out: list[LinkRef] = []
+    for number, line in enumerate(lines):
+        if number not in fenced:
+            out.extend(_line_links(number, line))
+    return out
+
+
+def link_at(lines: list[str], line: int, character: int) -> LinkRef | None:
+    """The link whose text holds the position, if any."""
+    if not 0 <= line < len(lines) or line in _fenced_lines(lines[: line + 1]):
+        return None
+    return next((ref for ref in _line_links(line, lines[line]) if ref.start <= character <= ref.end), None)
+
+
+def typing_at(lines: list[str], line: int, character: int) -> LinkTyping | None:
+    """The unfinished `[[…` or `[label](…` the cursor is in; None anywhere else."""
+    if not 0 <= line < len(lines) or len(lines[line]) > MAX_LINE_CHARS:
+        return None
+    text = lines[line].rstrip("\r\n")
+    before, after = text[:character], text[character:]
+    if before.count("`") % 2 or line in _fenced_lines(lines[: line + 1]):
+        return None  # inside code
+    wiki = _OPEN_WIKI.search(before)
+    if wiki is not None:
+        typed = wiki.group(1)
+        if "|" in typed or "#" in typed:
+            return None  # typing the label or the heading: not a note name
+        end = character + (2 if after.startswith("]]") else 0)
+        return LinkTyping(LinkKind.WIKI, typed, line, wiki.start(), wiki.start(1), end)
+    markdown = _OPEN_MDLINK.search(before)
+    if markdown is not None:
+        typed = markdown.group(2)
+        if _SCHEME.match(typed) or "#" in typed or typed.startswith("//"):
+            return None
+        end = character + (1 if after.startswith(")") else 0)
+        label_at = markdown.start(1) if not markdown.group(1) else None
+        return LinkTyping(LinkKind.PATH, unquote(typed), line, markdown.start(), markdown.start(2), end, label_at)
+    return None
+
+
+def _paragraph(lines: list[str], line: int) -> tuple[int, int]:
+    """(first, last) line of the paragraph holding `line`: non-blank lines, no heading crossed."""
+    first = last = line
+    while first > 0 and lines[first - 1].strip() and not _HEADING.match(lines[first]):
+        first -= 1
+    while last + 1 < len(lines) and lines[last + 1].strip() and not _HEADING.match(lines[last + 1]):
+        last += 1
+    return first, last
+
+
+def context_around(lines: list[str], typing: LinkTyping) -> str:
+    """The text whose meaning ranks the notes: the cursor's paragraph without the link being
+    typed, and the lines above it (up to the heading) when the paragraph says too little."""
+    if not lines:
+        return ""
+    first, last = _paragraph(lines, typing.line)
+    own = lines[typing.line]
+    cut = own[: typing.link_start] + own[typing.replace_end :]
+    parts = [*lines[first : typing.line], cut, *lines[typing.line + 1 : last + 1]]
+    text = " ".join(p.strip() for p in parts if p.strip())
+    top = first
+    while len(text) < MIN_CONTEXT_CHARS and top > 0 and typing.line - top < CONTEXT_LINES_ABOVE:
+        top -= 1
+        above = lines[top].strip()
+        if above:
+            text = f"{above.lstrip('#').strip()} {text}".strip()
+        if _HEADING.match(lines[top]):
+            break
+    return _wiki_labels(text)[-MAX_CONTEXT_CHARS:]
+
+
+def _wiki_labels(text: str) -> str:
+    """Links read as their words: `[[a|b]]` -> `b`, `[x](p.md)` -> `x`."""
+    text = _WIKI.sub(lambda m: m.group(3) or m.group(1), text)
+    return _MDLINK.sub(lambda m: m.group(1), text)

@@ -1,0 +1,153 @@
+"""Link completion and resolution on the engine (real model, real store): `Engine.links`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from tests.support.link_corpus import SLEEPLESS, write_link_workspace
+
+from kbls.engine import Engine
+from kbls.retrieval.links import heading_slug
+from kbls.retrieval.linksyntax import LinkKind, LinkRef, context_around, link_at, links_in, typing_at
+from kbls.retrieval.notelinks import LinkQuery
+
+SOURCE = "journal/today.md"
+
+
+def _engine(root: Path, make_engine: Callable[..., Engine], style: str) -> Engine:
+    write_link_workspace(root, style)
+    (root / "journal").mkdir()
+    (root / SOURCE).write_text("# Today\n\n", encoding="utf-8")
+    engine = make_engine(root)
+    engine.index()
+    return engine
+
+
+def _query(typed: str = "", kind: LinkKind = LinkKind.WIKI, context: str = SLEEPLESS) -> LinkQuery:
+    return LinkQuery(kind=kind, typed=typed, context=context, document=["# Today", "", context])
+
+
+def _wiki(target: str, heading: str | None = None) -> LinkRef:
+    return LinkRef(LinkKind.WIKI, target, heading, 0, 0, 1)
+
+
+def _path(target: str, heading: str | None = None) -> LinkRef:
+    return LinkRef(LinkKind.PATH, target, heading, 0, 0, 1)
+
+
+def test_meaning_alone_finds_the_note_of_the_paragraph(root: Path, make_engine: Callable[..., Engine]) -> None:
+    engine = _engine(root, make_engine, "title")
+    found = engine.links.suggest(SOURCE, _query())
+    assert found[0].path == "health/sleep.md"
+    assert found[0].matched is None and found[0].meaning is not None and found[0].meaning > 0.2
+    assert SOURCE not in [s.path for s in found]
+    assert found[0].insert == "Sleep hygiene]]"
+    assert found[0].breadcrumb.startswith("Sleep hygiene") and found[0].snippet
+
+
+def test_typing_narrows_to_the_names_that_start_with_it(root: Path, make_engine: Callable[..., Engine]) -> None:
+    engine = _engine(root, make_engine, "title")
+    assert [s.path for s in engine.links.suggest(SOURCE, _query("Gro"))] == ["garden/tomatoes.md"]
+    by_word = engine.links.suggest(SOURCE, _query("hyg"))
+    assert [s.path for s in by_word] == ["health/sleep.md"] and by_word[0].matched == "title"
+    assert [s.path for s in engine.links.suggest(SOURCE, _query("index-f"))] == ["finance/index-funds.md"]
+    assert engine.links.suggest(SOURCE, _query("zzz")) == []
+
+
+def test_blend_puts_the_nearer_meaning_first_among_name_matches(root: Path, make_engine: Callable[..., Engine]) -> None:
+    """'s' starts Sleep hygiene and Sourdough starter: the paragraph's meaning orders them."""
+    engine = _engine(root, make_engine, "title")
+    found = engine.links.suggest(SOURCE, _query("s"))
+    assert {s.path for s in found} >= {"health/sleep.md", "cooking/sourdough.md"}
+    assert found[0].path == "health/sleep.md"
+    bread = engine.links.suggest(SOURCE, _query("s", context="Feed the culture with flour so the loaf rises."))
+    assert bread[0].path == "cooking/sourdough.md"
+
+
+@pytest.mark.parametrize(("style", "inserted"), [("title", "Sleep hygiene]]"), ("path", "health/sleep|Sleep hygiene]]")])
+def test_wiki_links_follow_the_workspace_style(
+    root: Path, make_engine: Callable[..., Engine], style: str, inserted: str
+) -> None:
+    engine = _engine(root, make_engine, style)
+    assert engine.links.suggest(SOURCE, _query("Sle"))[0].insert == inserted
+
+
+def test_markdown_links_are_relative_to_the_note(root: Path, make_engine: Callable[..., Engine]) -> None:
+    engine = _engine(root, make_engine, "title")
+    found = engine.links.suggest(SOURCE, _query("", kind=LinkKind.PATH))
+    assert found[0].insert == "../health/sleep.md)" and found[0].label == "Sleep hygiene"
+    assert [s.path for s in engine.links.suggest(SOURCE, _query("../garden/to", kind=LinkKind.PATH))] == [
+        "garden/tomatoes.md"
+    ]
+
+
+def test_resolution_of_wiki_and_relative_links(root: Path, make_engine: Callable[..., Engine]) -> None:
+    engine = _engine(root, make_engine, "title")
+    routine = (root / "health/sleep.md").read_text().split("\n").index("## Evening routine")
+    refs = [
+        _wiki("Sleep hygiene"), _wiki("sleep"), _wiki("health/sleep"), _wiki("SLEEP", "Evening routine"),
+        _path("../health/sleep.md", heading_slug("Evening routine")), _path("/health/sleep.md"),
+        _wiki("No such note"), _path("../../outside.md"), _path("/etc/passwd"), _path("../../../etc/passwd"),
+    ]
+    targets = engine.links.resolve(SOURCE, refs, [])
+    assert [[(t.path, t.line) for t in found] for found in targets] == [
+        [("health/sleep.md", 0)], [("health/sleep.md", 0)], [("health/sleep.md", 0)],
+        [("health/sleep.md", routine)], [("health/sleep.md", routine)], [("health/sleep.md", 0)],
+        [], [], [], [],
+    ]
+
+
+def test_a_heading_of_the_note_itself_and_ambiguous_titles(root: Path, make_engine: Callable[..., Engine]) -> None:
+    write_link_workspace(root, "title")
+    (root / "other").mkdir()
+    (root / "other/sleep-notes.md").write_text("# Sleep hygiene\n\nA second note of that title.\n")
+    (root / "today.md").write_text("# Today\n")
+    engine = make_engine(root)
+    engine.index()
+    lines = ["# Today", "", "## Plans", "[[#Plans]]"]
+    own, both = engine.links.resolve("today.md", [_wiki("", "Plans"), _wiki("Sleep hygiene")], lines)
+    assert [(t.path, t.line) for t in own] == [("today.md", 2)]
+    assert sorted(t.path for t in both) == ["health/sleep.md", "other/sleep-notes.md"]
+    # A title shared by two notes is not inserted as a bare title (it would name both): the
+    # file name is, labelled with the title.
+    found = engine.links.suggest("today.md", _query("Sleep h"))
+    assert {s.insert for s in found} == {"sleep|Sleep hygiene]]", "sleep-notes|Sleep hygiene]]"}
+
+
+def test_a_symlink_leading_out_of_the_root_is_never_answered(
+    root: Path, tmp_path: Path, make_engine: Callable[..., Engine]
+) -> None:
+    write_link_workspace(root, "title")
+    secret = tmp_path / "secret.md"
+    secret.write_text("# Secret\n\nOutside the root.\n")
+    (root / "escape.md").symlink_to(secret)
+    engine = make_engine(root)
+    engine.index()
+    assert engine.links.resolve("x.md", [_path("escape.md"), _wiki("escape"), _wiki("Secret")], []) == [[], [], []]
+
+
+def test_link_syntax_positions() -> None:
+    lines = ["See [[Sleep hygiene#Evening routine|bed]] and [the fund](../finance/index-funds.md).",
+             "```", "[[not a link]]", "```", "`[[code]]` [[Kyoto]]"]
+    refs = links_in(lines)
+    assert [(r.kind, r.target, r.heading, r.line, r.labelled) for r in refs] == [
+        (LinkKind.WIKI, "Sleep hygiene", "Evening routine", 0, True),
+        (LinkKind.PATH, "../finance/index-funds.md", None, 0, True),
+        (LinkKind.WIKI, "Kyoto", None, 4, False),
+    ]
+    assert link_at(lines, 0, 6) == refs[0] and link_at(lines, 2, 4) is None and link_at(lines, 0, 2) is None
+    typing = typing_at(["Tonight [[Sle]]"], 0, 13)
+    assert typing is not None and (typing.kind, typing.typed, typing.replace_start, typing.replace_end) == (
+        LinkKind.WIKI, "Sle", 10, 15
+    )
+    markdown = typing_at(["a [](../he"], 0, 10)
+    assert markdown is not None and (markdown.kind, markdown.typed, markdown.empty_label_at) == (LinkKind.PATH, "../he", 3)
+    assert typing_at(["[[a|b"], 0, 5) is None and typing_at(["`[[x"], 0, 4) is None and typing_at(["plain"], 0, 3) is None
+    paragraph = ["# Tonight", "", SLEEPLESS + "[[Sle]] more.", "next line"]
+    at = typing_at(paragraph, 2, len(SLEEPLESS) + 5)
+    assert at is not None and context_around(paragraph, at) == SLEEPLESS + " more. next line"
+    short = ["# Evening", "", "Keep it dark.", "", "[["]
+    at = typing_at(short, 4, 2)
+    assert at is not None and context_around(short, at) == "Evening Keep it dark."
