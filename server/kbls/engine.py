@@ -26,6 +26,7 @@ from kbls.query.filters import Filters
 from kbls.query.syntax import parse_query
 from kbls.results import Hit, IndexReport, RootStatus, Skipped
 from kbls.retrieval.hybrid import HybridSearcher
+from kbls.retrieval.notelinks import NoteLinks
 from kbls.retrieval.related import related_notes
 from kbls.retrieval.vectors import VectorIndex
 from kbls.storage.recovery import delete_store, open_or_recover
@@ -80,6 +81,8 @@ class Engine:
         self.load_model_on_demand = load_model_on_demand
         self.pipeline = IndexPipeline(config, self.store, self.scanner, self.chunker, self.embedder)
         self.searcher = HybridSearcher(self.root, self.store, self.vectors, self.embedder, config.search)
+        #: link completion and resolution (`textDocument/completion`, `definition`, `documentLink`).
+        self.links = NoteLinks(self.root, self.store, self.vectors, self.embedder, self.semantic_ready)
 
     @staticmethod
     def rebuild(root: Path, store_dir: Path | None = None, overrides: dict[str, Any] | None = None) -> Path:

@@ -19,7 +19,7 @@ from kbls.results import SqliteInfo
 from kbls.storage import fts
 from kbls.storage.connection import SQLITE, SQLITE_MODULE_NAME, ConnectionPool, OperationalError
 from kbls.storage.filter_sql import Params, filter_sql
-from kbls.storage.records import ChunkRow, FileChunk, FileInfo, FileRow, StoreCounts
+from kbls.storage.records import ChunkRow, FileChunk, FileInfo, FileRow, NoteName, StoreCounts
 
 log = logging.getLogger(__name__)
 
@@ -205,6 +205,46 @@ class StoreReads:
                 params,
             )
         }
+
+    def note_names(self) -> list[NoteName]:
+        """Every indexed note's path, title and aliases, by path (link completion's catalogue)."""
+        rows = self.db.conn.execute(
+            "SELECT id, path, title, aliases FROM files WHERE hash IS NOT NULL ORDER BY path"
+        ).fetchall()
+        out = []
+        for fid, path, title, raw in rows:
+            aliases = json.loads(raw or "[]")
+            names = tuple(str(a) for a in aliases) if isinstance(aliases, list) else ()
+            out.append(NoteName(int(fid), str(path), str(title), names))
+        return out
+
+    def notes_version(self) -> tuple[int, int, float]:
+        """(count, largest id, latest index time) of the files: changes whenever a note is
+        added, removed or re-indexed, so a catalogue of `note_names` knows when to reload."""
+        count, last, indexed = self.db.conn.execute(
+            "SELECT count(*), coalesce(max(id), 0), coalesce(max(indexed_at), 0) FROM files"
+        ).fetchone()
+        return int(count), int(last), float(indexed)
+
+    def chunk_files(self, chunk_rowids: list[int]) -> dict[int, int]:
+        """chunk rowid -> its file id, for the chunks that still exist (no bodies read)."""
+        out: dict[int, int] = {}
+        for i in range(0, len(chunk_rowids), BATCH):
+            batch = chunk_rowids[i : i + BATCH]
+            marks = ",".join("?" * len(batch))
+            out.update((int(r[0]), int(r[1])) for r in self.db.conn.execute(
+                f"SELECT id, file_id FROM chunks WHERE id IN ({marks})", batch
+            ))
+        return out
+
+    def files_linking(self, kind: str, limit: int) -> list[str]:
+        """Paths of up to `limit` files holding links of `kind` ("wiki" or "path"), by path."""
+        rows = self.db.conn.execute(
+            "SELECT f.path FROM files f WHERE EXISTS "
+            "(SELECT 1 FROM links l WHERE l.file_id = f.id AND l.kind = ?) ORDER BY f.path LIMIT ?",
+            (kind, limit),
+        ).fetchall()
+        return [str(r[0]) for r in rows]
 
     def first_chunk_of_files(self, file_ids: Iterable[int]) -> dict[int, int]:
         out = {}

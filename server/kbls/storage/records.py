@@ -89,3 +89,13 @@ class FileInfo:
     path: str
     title: str
     aliases: list[str]
+
+
+@dataclass(frozen=True, slots=True)
+class NoteName:
+    """What a link may name a note by (`Store.note_names`): link completion and resolution."""
+
+    id: int
+    path: str
+    title: str
+    aliases: tuple[str, ...]
