@@ -15,6 +15,7 @@ local M = {}
 ---@field private _search_opts table|nil
 ---@field private _latest string|nil
 ---@field private _index table|nil
+---@field private _stale boolean|nil
 ---@field private _autocmd integer|nil
 local Live = {}
 Live.__index = Live
@@ -61,6 +62,7 @@ function Live:send(query, cb)
   end, function(err, result)
     if not err and type(result) == "table" then
       self._index = result.index
+      self._stale = false
     end
     cb(result and result.hits or {}, err, query, result)
   end)
@@ -73,7 +75,8 @@ function Live:index()
 end
 
 --- Call `fn` when the index becomes ready (`kb/indexStatus`) after an answer that came while it
---- was loading or indexing, so the picker re-runs its query and shows the full results.
+--- was loading or indexing, or that indexing followed (the first scan can start just after a
+--- search), so the picker re-runs its query and shows the full results.
 ---@param fn fun()
 function Live:on_ready(fn)
   if self._autocmd then
@@ -83,8 +86,15 @@ function Live:on_ready(fn)
     pattern = "KblsIndexStatus",
     callback = function(ev)
       local st = ev.data and ev.data.status
-      if type(st) == "table" and st.state == "ready" and self._index and self._index.state ~= "ready" then
-        self._index = st
+      if type(st) ~= "table" or not self._index then
+        return
+      end
+      if st.state ~= "ready" then
+        self._stale = true -- the index changes under the last answer
+        return
+      end
+      if self._stale or self._index.state ~= "ready" then
+        self._index, self._stale = st, false
         vim.schedule(fn)
       end
     end,

@@ -112,6 +112,33 @@ describe("kbls.live", function()
     assert.is_nil(ls._autocmd)
   end)
 
+  it("calls on_ready after indexing that followed an answer said to be ready", function()
+    local s = fake_send()
+    local ls = live_search.new({ send = s.fn, debounce = 0 })
+    local fired = 0
+    ls:on_ready(function()
+      fired = fired + 1
+    end)
+    local function status(state)
+      vim.api.nvim_exec_autocmds("User", {
+        pattern = "KblsIndexStatus",
+        data = { client_id = 1, status = { state = state, pending = 0, files = 0, chunks = 0 } },
+      })
+    end
+    status("ready") -- before any answer: nothing to refresh
+    ls:send("tides", function() end)
+    s.handlers[1](nil, { hits = {}, index = { state = "ready", pending = 0 } })
+    status("ready")
+    vim.wait(50)
+    assert.equals(0, fired) -- nothing changed since the answer
+    status("indexing") -- the first scan starts after the answer
+    status("ready")
+    assert.is_true(vim.wait(500, function()
+      return fired == 1
+    end, 5))
+    ls:close()
+  end)
+
   it("answers an empty query with no hits and no request", function()
     local s = fake_send()
     local live = live_search.new({ send = s.fn, debounce = 0 })
