@@ -31,8 +31,17 @@ end, {
 })
 
 cmd("KbRelated", function(o)
+  if o.range > 0 then
+    -- notes like the selection: its meaning as a semantic search
+    return require("kbls").search(selection(), { search = { mode = "semantic" } })
+  end
   require("kbls").related({ whole = o.bang })
-end, { bang = true, nargs = 0, desc = "kbls: notes related to the cursor (! for the whole note)" })
+end, {
+  bang = true,
+  nargs = 0,
+  range = true,
+  desc = "kbls: notes related to the cursor (! for the whole note; a range: notes like the selection)",
+})
 
 cmd("KbStatus", function()
   require("kbls").status()

@@ -161,6 +161,24 @@ describe("kbls pickers without telescope", function()
     assert.equals("who owns the value", sent[2])
   end)
 
+  it(":'<,'>KbRelated searches notes like the selection (its meaning: a semantic search)", function()
+    local sent
+    api.search = function(params, cb)
+      sent = params
+      cb(nil, { hits = { fake.hit(root, "b.md", "B", "B", 19, 25) } })
+      return function() end
+    end
+    vim.ui.select = function(_, _, cb)
+      cb(nil)
+    end
+    vim.cmd("edit " .. root .. "/a.md")
+    vim.api.nvim_buf_set_lines(0, 0, 2, false, { "values move", "into functions" })
+    vim.cmd("normal! ggvj$\27")
+    vim.cmd("'<,'>KbRelated")
+    assert.equals("values move into functions", sent.query)
+    assert.equals("semantic", sent.mode)
+  end)
+
   it("says when the hits are partial because the index is still loading", function()
     local msgs, shown = {}, nil
     vim.notify = function(m)
