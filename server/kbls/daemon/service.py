@@ -39,6 +39,8 @@ from kbls.daemon.worker import STORE_REPLACED, Worker
 from kbls.errors import OutsideRootError, QueryError
 from kbls.limits import MAX_LIMIT
 from kbls.results import Hit, RootStatus, SqliteInfo
+from kbls.retrieval.linksyntax import LinkRef
+from kbls.retrieval.notelinks import LinkQuery, Resolved, Suggestions
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -219,6 +221,24 @@ class Daemon:
         # A candidate without a reason (no similarity, link or tag) is noise, not a relation.
         pairs = [RootHit(root.uri, root.folder, hit) for hit in hits if hit.reasons]
         return SearchAnswer(pairs, round((time.perf_counter() - started) * 1000, 2), self.index_state())
+
+    def link_suggestions(self, path: Path | str, query: LinkQuery) -> Suggestions:
+        """Notes for the link being typed in the note at `path` (`kbls.retrieval.notelinks`).
+
+        :raises OutsideRootError: for a path outside every root.
+        """
+        found = self.locate(path)
+        root = found.root
+        return Suggestions(root.folder, self._guarded(root, lambda: root.engine.links.suggest(found.rel, query)))
+
+    def resolve_links(self, path: Path | str, refs: list[LinkRef], lines: list[str]) -> Resolved:
+        """Where each link of the note at `path` (whose text is `lines`) leads, inside its root.
+
+        :raises OutsideRootError: for a path outside every root.
+        """
+        found = self.locate(path)
+        root = found.root
+        return Resolved(root.folder, self._guarded(root, lambda: root.engine.links.resolve(found.rel, refs, lines)))
 
     def _guarded(self, root: Root, query: Callable[[], T]) -> T:
         """Run a read of `root`; a store that vanished under it becomes a clear, retryable error.

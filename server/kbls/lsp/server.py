@@ -41,7 +41,9 @@ from kbls.daemon.answers import DaemonStatus, IndexState, SearchAnswer, SearchRe
 from kbls.daemon.service import Daemon
 from kbls.errors import OutsideRootError, QueryError
 from kbls.limits import MAX_QUERY_CHARS
-from kbls.lsp import convert, framing, wire
+from kbls.lsp import convert, framing, links, wire
+from kbls.retrieval.linksyntax import LinkRef
+from kbls.retrieval.notelinks import LinkQuery, Resolved, Suggestions
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -94,6 +96,8 @@ class DaemonFacade(Protocol):
     def search(self, request: SearchRequest) -> SearchAnswer: ...
     def related(self, path: Path | str, line: int | None = None, limit: int = 10) -> SearchAnswer: ...
     def status(self) -> DaemonStatus: ...
+    def link_suggestions(self, path: Path | str, query: LinkQuery) -> Suggestions: ...
+    def resolve_links(self, path: Path | str, refs: list[LinkRef], lines: list[str]) -> Resolved: ...
 
 
 class KblsServer(LanguageServer):
@@ -106,7 +110,7 @@ class KblsServer(LanguageServer):
 
     def __init__(self, daemon: DaemonFacade | None = None, protocol_cls: type[KblsProtocol] = KblsProtocol) -> None:
         super().__init__(
-            "kbls", __version__, text_document_sync_kind=types.TextDocumentSyncKind.None_,
+            "kbls", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
             protocol_cls=protocol_cls,
         )
         self.daemon: DaemonFacade = daemon if daemon is not None else Daemon(self)
@@ -259,6 +263,7 @@ def _path(uri: str) -> Path:
 
 
 server = KblsServer()
+links.register(server)  # completion, definition, documentLink (kbls.lsp.links)
 
 
 @server.feature(types.INITIALIZE)

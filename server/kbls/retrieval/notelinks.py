@@ -82,6 +82,22 @@ class LinkSuggestion:
     meaning: float | None
 
 
+@dataclass(frozen=True, slots=True)
+class Suggestions:
+    """Link suggestions of one root, with its folder as the client named it (for URIs)."""
+
+    folder: Path
+    items: list[LinkSuggestion]
+
+
+@dataclass(frozen=True, slots=True)
+class Resolved:
+    """Where each link of a note leads (root-relative), with the root's folder as named."""
+
+    folder: Path
+    targets: list[list[LinkTarget]]
+
+
 def name_match(typed: str, note: Note) -> tuple[float, str | None]:
     """(1.0, name) when a name starts with `typed`, (WORD_MATCH, name) when a word in it does."""
     wanted = typed.lower().strip().lstrip("./")

@@ -27,6 +27,8 @@ from kbls.errors import OutsideRootError
 from kbls.lsp import wire
 from kbls.lsp.server import KblsProtocol, KblsServer
 from kbls.lsp.server import server as template
+from kbls.retrieval.linksyntax import LinkRef
+from kbls.retrieval.notelinks import LinkQuery, Resolved, Suggestions
 from kbls.userdaemon import queries
 from kbls.userdaemon.host import SharedDaemon
 
@@ -127,6 +129,14 @@ class ClientView:
 
     def status(self) -> DaemonStatus:
         return self.host.daemon.status(folders=self.folders())
+
+    def link_suggestions(self, path: Path | str, query: LinkQuery) -> Suggestions:
+        self._check(path)
+        return self.host.daemon.link_suggestions(path, query)
+
+    def resolve_links(self, path: Path | str, refs: list[LinkRef], lines: list[str]) -> Resolved:
+        self._check(path)
+        return self.host.daemon.resolve_links(path, refs, lines)
 
 
 class ConnectionServer(KblsServer):

@@ -1,0 +1,184 @@
+"""Links over LSP with the real `kbls serve` and model: completion after `[[` and `](`, definition,
+documentLink, on two roots that write wiki links in two styles (`[[Title]]`, `[[path|Title]]`).
+
+Documents are sent with didOpen/didChange and never saved: completion reads the editor's text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lsprotocol import types
+from tests.support.corpus import write_config
+from tests.support.link_corpus import SLEEPLESS, write_link_workspace
+from tests.support.lsp_client import LspSession
+
+TODAY = "journal/today.md"
+
+
+@pytest.fixture(scope="module")
+def roots(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    base = tmp_path_factory.mktemp("links")
+    made = {}
+    for style in ("title", "path"):
+        root = write_link_workspace(base / style, style)
+        write_config(root)
+        (root / "journal").mkdir()
+        (root / TODAY).write_text("# Today\n", encoding="utf-8")
+        made[style] = root
+    return made
+
+
+@pytest.fixture(scope="module")
+def session(roots: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> Iterator[LspSession]:
+    with LspSession(list(roots.values()), tmp_path_factory.mktemp("links-logs")) as s:
+        s.wait_ready()
+        yield s
+
+
+def _open(session: LspSession, path: Path, text: str, version: int = 1) -> str:
+    uri = path.as_uri()
+    item = types.TextDocumentItem(uri=uri, language_id="markdown", version=version, text=text)
+    session.notify(types.TEXT_DOCUMENT_DID_OPEN, types.DidOpenTextDocumentParams(text_document=item))
+    return uri
+
+
+def _type(session: LspSession, uri: str, line: int, character: int, text: str, version: int) -> None:
+    """An incremental change: `text` inserted at (line, character)."""
+    at = types.Position(line=line, character=character)
+    change = types.TextDocumentContentChangePartial(range=types.Range(start=at, end=at), text=text)
+    params = types.DidChangeTextDocumentParams(
+        text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version), content_changes=[change]
+    )
+    session.notify(types.TEXT_DOCUMENT_DID_CHANGE, params)
+
+
+def _complete(session: LspSession, uri: str, line: int, character: int) -> types.CompletionList | None:
+    params = types.CompletionParams(
+        text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=line, character=character),
+        context=types.CompletionContext(trigger_kind=types.CompletionTriggerKind.TriggerCharacter, trigger_character="["),
+    )
+    result: Any = session._run(session.client.text_document_completion_async(params))
+    assert result is None or isinstance(result, types.CompletionList)
+    return result
+
+
+def _edit(item: types.CompletionItem) -> str:
+    assert isinstance(item.text_edit, types.TextEdit)
+    return item.text_edit.new_text
+
+
+def _definition(session: LspSession, uri: str, line: int, character: int) -> list[types.Location]:
+    params = types.DefinitionParams(
+        text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=line, character=character)
+    )
+    result: Any = session._run(session.client.text_document_definition_async(params))
+    return list(result or [])
+
+
+def _links(session: LspSession, uri: str) -> list[types.DocumentLink]:
+    params = types.DocumentLinkParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    result: Any = session._run(session.client.text_document_document_link_async(params))
+    return list(result or [])
+
+
+def test_the_link_features_are_advertised(session: LspSession) -> None:
+    caps = session.initialize_result.capabilities
+    assert caps.completion_provider is not None
+    assert set(caps.completion_provider.trigger_characters or []) == {"[", "("}
+    assert caps.definition_provider and caps.document_link_provider is not None
+    sync = caps.text_document_sync
+    assert isinstance(sync, types.TextDocumentSyncOptions)
+    assert sync.open_close and sync.change == types.TextDocumentSyncKind.Incremental and sync.save
+
+
+def test_completion_after_brackets_finds_the_note_by_meaning_and_narrows(
+    session: LspSession, roots: dict[str, Path]
+) -> None:
+    uri = _open(session, roots["title"] / TODAY, f"# Today\n\n{SLEEPLESS}[[")
+    column = len(SLEEPLESS) + 2
+    found = _complete(session, uri, 2, column)
+    assert found is not None and found.is_incomplete and found.items
+    first = found.items[0]
+    assert first.label == "Sleep hygiene" and _edit(first) == "Sleep hygiene]]"
+    assert first.detail and "meaning" in first.detail and "health/sleep.md" in first.detail
+    assert isinstance(first.documentation, types.MarkupContent) and "Sleep hygiene" in first.documentation.value
+    assert "journal/today.md" not in [item.detail for item in found.items]
+    _type(session, uri, 2, column, "Gro", 2)
+    # The change and the request leave in that order: the answer reads the new text.
+    narrowed = _complete(session, uri, 2, column + 3)
+    assert narrowed is not None and [item.label for item in narrowed.items] == ["Growing tomatoes"]
+    assert "title match" in (narrowed.items[0].detail or "")
+
+
+def test_wiki_links_follow_the_style_of_each_root(session: LspSession, roots: dict[str, Path]) -> None:
+    uri = _open(session, roots["path"] / TODAY, f"# Today\n\n{SLEEPLESS}[[]]")
+    found = _complete(session, uri, 2, len(SLEEPLESS) + 2)
+    assert found is not None and found.items
+    first = found.items[0]
+    assert _edit(first) == "health/sleep|Sleep hygiene]]"
+    assert isinstance(first.text_edit, types.TextEdit)
+    # The closing brackets the editor added are replaced, not doubled.
+    assert (first.text_edit.range.start.character, first.text_edit.range.end.character) == (
+        len(SLEEPLESS) + 2, len(SLEEPLESS) + 4
+    )
+
+
+def test_markdown_link_completion_inserts_a_relative_path_and_fills_an_empty_label(
+    session: LspSession, roots: dict[str, Path]
+) -> None:
+    text = f"# Today\n\n{SLEEPLESS}[]("
+    uri = _open(session, roots["title"] / "journal/markdown.md", text)
+    found = _complete(session, uri, 2, len(SLEEPLESS) + 3)
+    assert found is not None and found.items
+    first = found.items[0]
+    assert _edit(first) == "../health/sleep.md)"
+    assert [e.new_text for e in first.additional_text_edits or []] == ["Sleep hygiene"]
+
+
+def test_definition_and_document_links_resolve_wiki_and_relative_links(
+    session: LspSession, roots: dict[str, Path]
+) -> None:
+    root = roots["title"]
+    routine = (root / "health/sleep.md").read_text().split("\n").index("## Evening routine")
+    text = (
+        "# Links\n"
+        "[[Sleep hygiene]] and [[sleep#Evening routine]] and [[Index funds|money]]\n"
+        "[bed](../health/sleep.md#evening-routine) [secret](../../../../etc/passwd) [[Nowhere]]\n"
+        "[up](../../title/health/sleep.md) [abs](/garden/tomatoes.md)\n"
+    )
+    uri = _open(session, root / "journal/links.md", text)
+    sleep = (root / "health/sleep.md").as_uri()
+    first = _definition(session, uri, 1, 4)
+    assert [(loc.uri, loc.range.start.line) for loc in first] == [(sleep, 0)]
+    heading = _definition(session, uri, 1, 26)
+    assert [(loc.uri, loc.range.start.line) for loc in heading] == [(sleep, routine)]
+    relative = _definition(session, uri, 2, 3)
+    assert [(loc.uri, loc.range.start.line) for loc in relative] == [(sleep, routine)]
+    assert _definition(session, uri, 2, 50) == []  # outside the roots
+    assert _definition(session, uri, 0, 3) == []  # not a link
+    links = _links(session, uri)
+    targets = sorted((link.range.start.line, link.range.start.character, link.target) for link in links)
+    assert targets == [
+        (1, 0, sleep), (1, 22, f"{sleep}#L{routine + 1}"), (1, 52, (root / "finance/index-funds.md").as_uri()),
+        (2, 0, f"{sleep}#L{routine + 1}"), (3, 34, (root / "garden/tomatoes.md").as_uri()),
+    ]
+    # "../../title/health/sleep.md" leaves the root (through its parent) even though it comes back:
+    # a markdown link names a path inside the root or nothing.
+
+
+def test_documents_not_open_or_outside_the_roots_get_no_answer(
+    session: LspSession, roots: dict[str, Path], tmp_path: Path
+) -> None:
+    unopened = (roots["title"] / "garden/tomatoes.md").as_uri()
+    assert _complete(session, unopened, 0, 2) is None
+    outside = tmp_path / "elsewhere.md"
+    outside.write_text("[[", encoding="utf-8")
+    uri = _open(session, outside, "[[\n[[Sleep hygiene]]\n")
+    assert _complete(session, uri, 0, 2) is None
+    assert _definition(session, uri, 1, 4) == []
+    assert _links(session, uri) == []
+    assert session.alive()
