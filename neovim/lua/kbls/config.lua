@@ -43,6 +43,10 @@ M.defaults = {
   related = {
     limit = 10,
   },
+  -- Neovim 0.11's built-in completion (vim.lsp.completion) with autotrigger in attached buffers,
+  -- for the server's link completion after `[[` and `](`. Off by default: nvim-cmp and
+  -- blink.cmp already take LSP items, and <C-x><C-o> (omnifunc) always works.
+  completion = false,
   -- `gx` on a link of the hover (file://…#L5) opens the note here, at the line, instead of
   -- handing it to the system (vim.ui.open is wrapped for those links only).
   hover_links = true,
@@ -106,6 +110,7 @@ function M.validate(opts)
     "search.debounce must be a number >= 0"
   )
   check(type(opts.hover_links) == "boolean", "hover_links must be a boolean")
+  check(type(opts.completion) == "boolean", "completion must be a boolean")
   check(
     type(opts.keymaps) == "boolean" or type(opts.keymaps) == "table",
     "keymaps must be a boolean or a table"

@@ -81,6 +81,14 @@ function M.setup(opts)
       local client = vim.lsp.get_client_by_id(ev.data.client_id)
       if client and client.name == client_config.name then
         keymaps.set(ev.buf, keymap_actions())
+        -- vim.lsp.completion exists from Neovim 0.11
+        if
+          config.options.completion
+          and vim.lsp.completion
+          and client:supports_method("textDocument/completion")
+        then
+          vim.lsp.completion.enable(true, client.id, ev.buf, { autotrigger = true })
+        end
       end
     end,
   })

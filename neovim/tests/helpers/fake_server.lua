@@ -25,7 +25,8 @@ function M.hit(root, path, title, breadcrumb, start_line, end_line, extra)
 end
 
 --- Create a server. `opts.delay` (ms) delays answers; `opts.answer(method, params)` returns
---- the result (default: `{hits = opts.hits}` for kb/search, `{}` otherwise).
+--- the result (default: `{hits = opts.hits}` for kb/search, `{}` otherwise); `opts.capabilities`
+--- replaces the server capabilities.
 function M.new(opts)
   opts = opts or {}
   local server = { requests = {}, notifications = {}, cancelled = {}, answered = {} }
@@ -53,7 +54,9 @@ function M.new(opts)
       pending[id] = reply
       if method == "initialize" then
         vim.schedule(function()
-          reply(nil, { capabilities = { hoverProvider = true, workspaceSymbolProvider = true } })
+          reply(nil, {
+            capabilities = opts.capabilities or { hoverProvider = true, workspaceSymbolProvider = true },
+          })
         end)
       elseif method == "shutdown" then
         vim.schedule(function()
