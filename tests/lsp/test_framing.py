@@ -6,7 +6,8 @@ answered (pygls's own reader dropped the variant and swallowed the next header, 
 never answered again). Each malformed frame (oversize, no or a bad length, a body that is not
 JSON, a garbage or over-long header line) must get a JSON-RPC parse error, after which the next
 request is answered; no traceback on stderr. A stream ending inside a frame stops the server
-cleanly, and `--tcp` reads frames the same way. The reader's resynchronisation is also checked on in-memory streams.
+cleanly. `--tcp` and the relay to the per-user daemon read frames the same way. The reader's
+resynchronisation is also checked on in-memory streams.
 """
 
 from __future__ import annotations
@@ -14,9 +15,12 @@ from __future__ import annotations
 import asyncio
 import io
 import os
+import shutil
+import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,6 +28,7 @@ from typing import IO, Any
 
 import pytest
 from tests.support.raw_stdio import RawStdio, frame, initialize_params, read_message
+from tests.support.user_daemon import daemon_pids
 
 from kbls.lsp.framing import MAX_HEADER_LINE_BYTES, FrameReader, Malformed
 
@@ -199,3 +204,24 @@ def test_a_tcp_client_gets_the_same_framing(tmp_path: Path) -> None:
             server.kill()
         stderr = server.communicate()[1] if server.stderr else b""
     assert b"Traceback" not in stderr
+
+
+def test_the_relay_to_the_per_user_daemon_reads_frames_the_same_way(tmp_path: Path) -> None:
+    # `kbls serve` as editors run it by default: a relay that frames with kbls.lsp.framing too
+    runtime = Path(tempfile.mkdtemp(prefix="kbls-rt-", dir="/tmp"))  # a socket path is short
+    os.chmod(runtime, 0o700)
+    env = dict(os.environ, XDG_RUNTIME_DIR=str(runtime), KBLS_DAEMON_IDLE_MINUTES="0.5", OMP_NUM_THREADS="1")
+    relay = RawStdio(tmp_path, log_level="INFO", env=env, daemon=True)
+    try:
+        relay.initialize(None)
+        relay.write(frame(_status("variant"), VARIANTS["lower-case name"]) + MALFORMED["oversize"] + frame(_status("after")))
+        got = _answers(relay, {"variant", None, "after"})
+        assert [e["error"]["code"] for e in got[None]] == [-32700], got[None]
+        assert all("result" in got[i][0] for i in ("variant", "after")), got
+        assert daemon_pids(runtime), "the relay served without a per-user daemon"
+        assert "Traceback" not in relay.stderr()
+    finally:
+        relay.close()
+        for pid in daemon_pids(runtime):
+            os.kill(pid, signal.SIGTERM)
+        shutil.rmtree(runtime, ignore_errors=True)

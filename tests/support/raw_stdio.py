@@ -55,12 +55,23 @@ class RawStdio:
     """One `kbls serve` subprocess; `stderr` and the log file are kept under `tmp`."""
 
     def __init__(
-        self, tmp: Path, *, log_level: str = "WARNING", env: Mapping[str, str] | None = None, name: str = "raw"
+        self,
+        tmp: Path,
+        *,
+        log_level: str = "WARNING",
+        env: Mapping[str, str] | None = None,
+        name: str = "raw",
+        daemon: bool = False,
     ) -> None:
         self.log_file = tmp / f"{name}.log"
         self.stderr_file = tmp / f"{name}.stderr"
-        # in-process, as LspSession runs it: the per-user daemon would put a relay in between
-        child = dict(env or os.environ, XDG_CACHE_HOME=str(tmp / "xdg-cache"), PYTHONUNBUFFERED="1", KBLS_NO_DAEMON="1")
+        child = dict(env or os.environ, XDG_CACHE_HOME=str(tmp / "xdg-cache"), PYTHONUNBUFFERED="1")
+        # in-process, as LspSession runs it, unless `daemon`: then a relay to the per-user daemon
+        # of `env` (its XDG_RUNTIME_DIR) is what answers
+        if daemon:
+            child.pop("KBLS_NO_DAEMON", None)
+        else:
+            child["KBLS_NO_DAEMON"] = "1"
         with self.stderr_file.open("wb") as stderr:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "kbls", "serve", "--log-file", str(self.log_file), "--log-level", log_level],
