@@ -15,7 +15,11 @@ from kbls.indexing.parse import parse_note
 
 # -- generated notes -------------------------------------------------------------------------
 WORDS = st.sampled_from(
-    ["the", "borrow", "checker", "owns", "value", "lifetime", "trait", "generic", "closure", "iterator", "async", "await", "ça", "naïve", "東京", "данные", "🦀", "x_y", "foo::bar()", "#tag", "[[Link]]", "`code`", "—", "12345", "0xdeadbeef"]
+    [
+        "the", "borrow", "checker", "owns", "value", "lifetime", "trait", "generic", "closure", "iterator", "async",
+        "await", "ça", "naïve", "東京", "данные", "🦀", "x_y", "foo::bar()", "#tag", "[[Link]]", "`code`", "—", "12345",
+        "0xdeadbeef",
+    ]
 )
 LONG_TOKEN = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789", min_size=50, max_size=400)
 
@@ -196,7 +200,8 @@ def _non_tiny_sections_per_chunk(counter, text: str, chunks, config: ChunkConfig
 def test_property_no_chunk_spans_two_non_tiny_sections(tokenizer_only, text, config):
     chunks = Chunker(tokenizer_only, config).chunk(parse_note("n.md", text))
     counts = _non_tiny_sections_per_chunk(tokenizer_only, text, chunks, config)
-    assert all(n <= 1 for n in counts), [(c.breadcrumb, c.start_line, c.end_line) for c, n in zip(chunks, counts) if n > 1]
+    spanning = [(c.breadcrumb, c.start_line, c.end_line) for c, n in zip(chunks, counts, strict=True) if n > 1]
+    assert all(n <= 1 for n in counts), spanning
 
 
 def test_tiny_sections_are_merged_with_a_neighbour(tokenizer_only):

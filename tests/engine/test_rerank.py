@@ -93,7 +93,7 @@ def test_the_cross_encoder_orders_the_candidates_and_gives_their_scores(haystack
         hits = engine.search("sewing thread", limit=3, group_by_file=True).hits
     finally:
         engine.close()
-    assert [h.path for h in hits][0] == "pins.md"  # the most needles, not the best meaning
+    assert hits[0].path == "pins.md"  # the most needles, not the best meaning
     for hit in hits:  # the score is the sigmoid of the logit: the needles in breadcrumb and chunk
         lines = (haystack.root / hit.path).read_text().split("\n")[hit.start_line : hit.end_line + 1]
         needles = " ".join([hit.breadcrumb, *lines]).lower().replace(",", " ").split().count("needle")

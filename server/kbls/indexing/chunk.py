@@ -104,13 +104,13 @@ class Chunker:
         blocks = section.blocks
         counts = self._count_within([b.text for b in blocks], room)
         pieces: list[_Piece] = []
-        for block, tokens in zip(blocks, counts):
+        for block, tokens in zip(blocks, counts, strict=True):
             if tokens <= room:
                 pieces.append(_Piece(block.start_line, block.end_line, block.text, tokens))
                 continue
             lines = block.text.split("\n")
             line_counts = self._count_within(lines, room)
-            for offset, (line, line_tokens) in enumerate(zip(lines, line_counts)):
+            for offset, (line, line_tokens) in enumerate(zip(lines, line_counts, strict=True)):
                 number = block.start_line + offset
                 if not line.strip():
                     continue
@@ -208,7 +208,7 @@ class Chunker:
             texts.append(embedded_text(embedded_crumb, body) if embedded_crumb else body)
         counts = self._count_with_specials([self.counter.passage_prefix + t for t in texts])
         limit = min(self.config.max_tokens, self.counter.max_tokens)
-        for (crumb, group), text, tokens in zip(drafts, texts, counts):
+        for (crumb, group), text, tokens in zip(drafts, texts, counts, strict=True):
             if tokens > limit and len(group) > 1:
                 # Token counts are not exactly additive; split the rare overshoot in two.
                 half = len(group) // 2
@@ -232,7 +232,7 @@ class Chunker:
 
 def _common_prefix(a: list[str], b: list[str]) -> list[str]:
     out = []
-    for x, y in zip(a, b):
+    for x, y in zip(a, b, strict=False):
         if x != y:
             break
         out.append(x)

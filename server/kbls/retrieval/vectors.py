@@ -9,24 +9,33 @@ by this process's indexer and by other processes on the same store are both pick
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+if TYPE_CHECKING:
+    from kbls.storage.connection import Connection
+    from kbls.storage.store import Store
+
 
 class VectorIndex:
-    def __init__(self, store: Any) -> None:
+    """The vectors of one store as (sorted embedding ids, normalized float32 matrix)."""
+
+    def __init__(self, store: Store) -> None:
         self.store = store
         self.ids = np.zeros(0, dtype=np.int64)
         self.matrix = np.zeros((0, store.dimension), dtype=np.float32)
         self._version: int | None = None
         self._lock = threading.Lock()
-        self._conn = None
+        self._conn: Connection | None = None
 
-    def _data_version(self) -> int:
+    def _connection(self) -> Connection:
         if self._conn is None:
             self._conn = self.store.open_connection()
-        return self._conn.execute("PRAGMA data_version").fetchone()[0]
+        return self._conn
+
+    def _data_version(self) -> int:
+        return int(self._connection().execute("PRAGMA data_version").fetchone()[0])
 
     def sync(self) -> None:
         """Bring the copy up to date with the store (cheap when nothing changed)."""
@@ -35,7 +44,7 @@ class VectorIndex:
             if version == self._version:
                 return
             self._version = version
-            conn = self._conn
+            conn = self._connection()
             count = conn.execute("SELECT count(*) FROM embeddings").fetchone()[0]
             last = int(self.ids[-1]) if len(self.ids) else 0
             if len(self.ids) and count < len(self.ids):
@@ -50,7 +59,7 @@ class VectorIndex:
                 keep = np.isin(self.ids, self._all_ids(conn))
                 self.ids, self.matrix = self.ids[keep], self.matrix[keep]
 
-    def _read_after(self, conn: Any, last: int) -> tuple[np.ndarray, np.ndarray]:
+    def _read_after(self, conn: Connection, last: int) -> tuple[np.ndarray, np.ndarray]:
         """Vectors with rowid > `last`, read page by page into one preallocated array: reading
         50k×384 at once held the rows, their join and the copy together (~3× the matrix)."""
         expected = conn.execute("SELECT count(*) FROM vec_embeddings WHERE rowid > ?", (last,)).fetchone()[0]
@@ -71,7 +80,7 @@ class VectorIndex:
         return ids[:filled], matrix[:filled]
 
     @staticmethod
-    def _all_ids(conn: Any) -> np.ndarray:
+    def _all_ids(conn: Connection) -> np.ndarray:
         rows = conn.execute("SELECT id FROM embeddings").fetchall()
         return np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
 
@@ -80,7 +89,8 @@ class VectorIndex:
         positions = np.searchsorted(self.ids, embedding_ids)
         positions = np.clip(positions, 0, max(len(self.ids) - 1, 0))
         found = self.ids[positions] == np.asarray(embedding_ids) if len(self.ids) else np.zeros(0, bool)
-        return self.matrix[positions[found]]
+        chosen: np.ndarray = self.matrix[positions[found]]
+        return chosen
 
     def similarities(self, query: np.ndarray, embedding_ids: list[int]) -> dict[int, float]:
         """Cosine similarity of `query` to each stored vector of `embedding_ids` (absent ids left out)."""
