@@ -102,6 +102,15 @@ def test_a_malformed_frame_gets_a_parse_error_and_the_next_request_an_answer(ser
     assert "malformed frame" in server.log() or "not JSON" in server.log()
 
 
+@pytest.mark.parametrize("body", [b"[]", b"42", b'{"id": "no-version", "method": "kb/status"}'])
+def test_json_that_is_not_a_json_rpc_message_gets_invalid_request(server: RawStdio, body: bytes) -> None:
+    server.write(b"Content-Length: %d\r\n\r\n" % len(body) + body + frame(_status("after")))
+    wanted = "no-version" if b"no-version" in body else None
+    got = _answers(server, {wanted, "after"})
+    assert [e["error"]["code"] for e in got[wanted]] == [-32600], got[wanted]
+    assert "result" in got["after"][0]
+
+
 def test_a_stream_ending_inside_a_frame_stops_the_server_cleanly(server: RawStdio) -> None:
     cut = b'{"jsonrpc": "2.0", "id": "cut'
     server.write(b"Content-Length: 100\r\n\r\n" + cut)
