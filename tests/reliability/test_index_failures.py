@@ -192,3 +192,42 @@ def test_two_roots_naming_one_store_are_refused_with_both_named(tmp_path: Path) 
         assert session.paths_found("quokka second root", mode="lexical") == []
     finally:
         session.close()
+
+
+def test_a_lost_store_that_cannot_be_made_again_is_retried_until_it_can(tmp_path: Path) -> None:
+    notes = make_workspace(tmp_path)
+    parent = tmp_path / "stores"
+    store = parent / "notes-store"
+    (notes / ".kbls.yaml").write_text(f"store: {store}\n", encoding="utf-8")
+    session = LspSession([notes], tmp_path)
+    try:
+        session.wait_ready()
+        shutil.rmtree(store)
+        unlock = _lock_store(parent)  # the store's folder cannot be created again
+        try:
+            note = write(notes, "cooking/focaccia.md", "# Focaccia\n\nDimple the dough with olive oil and rosemary.\n")
+            session.save(note)
+
+            def failing() -> wire.StatusResult | None:
+                try:
+                    status = session.status()
+                except JsonRpcException:
+                    return None
+                return status if status.state == "error" and status.error else None
+
+            status = session.wait_for(failing, timeout=60, what="the lost store to be reported")
+            assert str(notes) in (status.error or ""), status
+            assert any("deleted or replaced" in m for m in session.shown()), session.shown()
+            time.sleep(3)  # retried meanwhile, and still failing
+            assert not (store / "kbls.sqlite3").exists()
+        finally:
+            unlock()
+        session.wait_for(
+            lambda: _found(session, "focaccia rosemary dimple") == ["cooking/focaccia.md"],
+            timeout=90, what="the store to be rebuilt once its folder can be made",
+        )
+        status = session.wait_ready(timeout=90)
+        assert status.error is None and status.roots[0].files == 8
+        assert "cooking/sourdough.md" in _found(session, "sourdough starter")
+    finally:
+        session.close()

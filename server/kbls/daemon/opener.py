@@ -80,10 +80,14 @@ class RootOpener:
         self.retry_open = retry_open
         #: model name -> embedder; worker thread only.
         self.embedders: dict[str, Embedder] = {}
+        #: why the last `open` failed ("" when it did not); worker thread only.
+        self.last_error = ""
 
-    def open(self, request: OpenRequest) -> Root | None:
-        """The root of `request`, its store opened and its vectors loaded; None if it cannot be."""
+    def open(self, request: OpenRequest, *, quiet: bool = False) -> Root | None:
+        """The root of `request`, its store opened and its vectors loaded; None if it cannot be
+        (shown to the user unless `quiet`; the reason stays in `last_error`)."""
         uri, folder = request.uri, request.folder
+        self.last_error = ""
         stamp = config_stamp(folder)
         config = daemon_defaults(self._load_config(folder))
         try:
@@ -98,7 +102,8 @@ class RootOpener:
             )
         except KblsError as exc:
             log.error("cannot open %s: %s", folder, exc)
-            if not self.registry.is_reopening(request.key):
+            self.last_error = str(exc)
+            if not quiet and not self.registry.is_reopening(request.key):
                 self.listener.show(logging.ERROR, f"kbls: {folder}: {exc}")
             if isinstance(exc, (StoreFullError, StoreBusyError)):
                 # Nothing is wrong with the store: open it again once it can be written.

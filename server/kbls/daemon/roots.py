@@ -208,6 +208,6 @@ class RootRegistry:
 def _resolved(path: Path) -> Path | None:
     try:
         resolved = path.resolve()
-    except (OSError, RuntimeError):  # a symlink loop
+    except (OSError, RuntimeError, ValueError):  # a symlink loop, a NUL in the path
         return None
     return resolved if resolved != path else None

@@ -192,20 +192,30 @@ class Worker:
                 self._opener.close(root)
                 self._listener.log(logging.INFO, f"kbls: closed {root.folder}")
         for request in changes.opens:
-            if self._registry.get(request.key) is not None and not request.reopen:
+            old = self._registry.get(request.key)
+            if old is not None and not request.reopen:
                 continue
-            root = self._opener.open(request)
-            if root is None:
-                continue  # told; a reopened root keeps its old engine
-            old = self._registry.put(root)
-            with self._cond:
-                self._queue.opened(request.key, Job(full=True, progress=True))
-                self._cond.notify_all()
-            if old is not None:
-                self._opener.close(old)
+            if self._open(request) is None and old is not None and old.replaced:
+                # Its store is gone and could not be made again: a job retries it (with backoff).
+                with self._cond:
+                    self._queue.add(request.key, Job(full=True))
+                    self._cond.notify_all()
         if changes.opens:
             self._reporter.begin_progress("scanning")
         self._reporter.emit(force=True)
+
+    def _open(self, request: OpenRequest, *, quiet: bool = False) -> Root | None:
+        """Open a root and serve it in place of the old one (closed); None if it cannot be opened."""
+        root = self._opener.open(request, quiet=quiet)
+        if root is None:
+            return None  # told; a reopened root keeps its old engine
+        old = self._registry.put(root)
+        with self._cond:
+            self._queue.opened(request.key, Job(full=True, progress=True))
+            self._cond.notify_all()
+        if old is not None:
+            self._opener.close(old)
+        return root
 
     def _load_models(self) -> None:
         for embedder in list(self._opener.embedders.values()):
@@ -226,22 +236,27 @@ class Worker:
             self._cond.notify_all()
 
     def _reopen_replaced(self, root: Root) -> bool:
-        """Open the root again if its store file vanished or was replaced; True if it did."""
-        if not root.store_replaced() or not self._registry.claim_replaced(root):
-            return False
-        message = STORE_REPLACED.format(path=root.engine.store.path)
-        log.warning("%s: %s", root.folder, message)
-        self._listener.show(logging.WARNING, f"kbls: {root.folder}: {message}")
-        self._apply(RootChanges(opens=(OpenRequest(root.uri, root.folder, reopen=True),), closes=()))
-        return True
+        """Open a root whose store vanished or was replaced again; False if that failed.
+
+        The user is told once per lost store; a store that cannot be created again (its folder
+        unwritable) fails the job, which is retried with backoff like any other failure.
+        """
+        if self._registry.claim_replaced(root):
+            message = STORE_REPLACED.format(path=root.engine.store.path)
+            log.warning("%s: %s", root.folder, message)
+            self._listener.show(logging.WARNING, f"kbls: {root.folder}: {message}")
+        return self._open(OpenRequest(root.uri, root.folder, reopen=True), quiet=True) is not None
 
     def _index(self, run: Run) -> None:
         root = self._registry.get(run.key)
-        if root is None or root.store_replaced():
-            with self._cond:  # a reopened root is scanned in full, which covers this job
+        if root is not None and root.store_replaced() and not self._reopen_replaced(root):
+            # Lost, and it cannot be made again now (e.g. its folder is unwritable): retried.
+            self._finish(root, run.job, Outcome.FAILED, None, self._opener.last_error or "the store is gone")
+            return
+        if root is None or self._registry.get(run.key) is not root:
+            with self._cond:  # closed, or reopened: a reopened root is scanned in full, covering this job
                 self._queue.finish(Outcome.DONE, time.monotonic())
-            if root is not None:
-                self._reopen_replaced(root)
+                self._cond.notify_all()
             return
         with self._cond:
             cancel = self._cancel
@@ -268,6 +283,20 @@ class Worker:
             outcome, error = Outcome.FAILED, exc
             if not isinstance(exc, (KblsError, OSError)):
                 log.exception("indexing %s failed", root.folder)
+        if error is not None and root.store_replaced() and self._reopen_replaced(root):
+            outcome = Outcome.DONE  # the store vanished mid-job: the reopened root rescans
+            with self._cond:
+                self._queue.finish(outcome, time.monotonic())
+                self._cond.notify_all()
+            return
+        reason = (str(error) or type(error).__name__) if error is not None else ""
+        self._finish(root, job, outcome, report, reason, error)
+
+    def _finish(
+        self, root: Root, job: Job, outcome: Outcome, report: IndexReport | None, reason: str,
+        error: Exception | None = None,
+    ) -> None:
+        """Record how the running job ended (requeued unless done) and tell the user."""
         with self._cond:
             delay = self._queue.finish(outcome, time.monotonic())
             self._cond.notify_all()
@@ -275,8 +304,8 @@ class Worker:
             self._done(root, job, report)
         elif outcome is Outcome.BUSY:
             self._busy(root)
-        elif error is not None and not self._reopen_replaced(root):
-            self._failed(root, outcome, error, delay)
+        else:
+            self._failed(root, outcome, reason, error, delay)
 
     def _busy(self, root: Root) -> None:
         if root.key not in self._busy_logged:
@@ -286,8 +315,9 @@ class Worker:
             self._reporter.progress_note(message)
         self._reporter.emit()
 
-    def _failed(self, root: Root, outcome: Outcome, error: Exception, delay: float | None) -> None:
-        reason = str(error) or type(error).__name__
+    def _failed(
+        self, root: Root, outcome: Outcome, reason: str, error: Exception | None, delay: float | None
+    ) -> None:
         first = self._registry.set_error(root, reason) is None
         log.error("indexing %s failed (retry in %s s): %s", root.folder, delay, reason)
         if first:  # one message per episode; kb/status keeps the reason
