@@ -216,6 +216,7 @@ def cmd_daemon(args: argparse.Namespace) -> int:
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
+    from kbls.mcp.daemon_backend import DaemonBackend
     from kbls.mcp.local import LocalBackend
     from kbls.mcp.server import serve_stdio
 
@@ -223,7 +224,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     if args.store and len(roots) != 1:
         raise ConfigError("--store needs exactly one --root (each root has its own store)")
     store_dirs = {roots[0]: Path(args.store)} if args.store else None
-    return serve_stdio(LocalBackend(store_dirs), roots)
+    return serve_stdio(DaemonBackend(LocalBackend(store_dirs)), roots)  # the daemon's roots, else in-process
 
 
 def build_parser() -> argparse.ArgumentParser:

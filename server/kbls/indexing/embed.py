@@ -20,6 +20,7 @@ import numpy as np
 
 from kbls.config import DEFAULT_MODEL, ModelConfig, user_cache_dir
 from kbls.errors import ModelError
+from kbls.indexing.query_cache import QueryCache
 
 if TYPE_CHECKING:
     from fastembed import TextEmbedding
@@ -103,6 +104,7 @@ class Embedder:
         self._model: TextEmbedding | None = None
         self._tokenizer: Tokenizer | None = None
         self._lock = threading.Lock()
+        self.query_cache = QueryCache()
         if self.bundled:
             from tokenizers import Tokenizer
 
@@ -231,8 +233,8 @@ class Embedder:
         return self._embed([self.passage_text(t) for t in texts])
 
     def embed_query(self, text: str) -> np.ndarray:
-        vector: np.ndarray = self._embed([self.query_text(text)])[0]
-        return vector
+        """The unit vector of a search query (read-only; recent queries come from `query_cache`)."""
+        return self.query_cache.get(text, lambda query: self._embed([self.query_text(query)])[0])
 
     def _embed(self, texts: list[str]) -> np.ndarray:
         if not texts:

@@ -14,6 +14,8 @@ import json
 import logging
 import os
 import socket
+import threading
+import time
 from typing import Any, TypeVar
 
 import msgspec
@@ -131,6 +133,10 @@ def ask(method: str, query: queries.RootQuery, reply_type: type[R]) -> R | None:
         client.close(polite=False)
         return None
     client.close()
+    return _typed(method, result, reply_type)
+
+
+def _typed(method: str, result: Any, reply_type: type[R]) -> R | None:
     if result is None:
         return None
     if isinstance(result, dict) and set(result) == {"kind", "message"}:
@@ -140,3 +146,43 @@ def ask(method: str, query: queries.RootQuery, reply_type: type[R]) -> R | None:
     except msgspec.ValidationError as exc:  # a daemon of another version
         log.debug("the daemon's answer to %s does not fit: %s", method, exc)
         return None
+
+
+class DaemonLink:
+    """A long-lived session with the daemon for a long-lived client (`kbls mcp`), thread-safe.
+
+    Connects on first use and again after a failure (at most every `retry_seconds`); every call
+    answers None when no daemon is there, so the caller serves itself.
+    """
+
+    def __init__(self, retry_seconds: float = 5.0) -> None:
+        self.retry_seconds = retry_seconds
+        # Guards _client and _next_try (the MCP tools run in worker threads).
+        self._lock = threading.Lock()
+        self._client: DaemonClient | None = None
+        self._next_try = 0.0
+
+    def ask(self, method: str, query: queries.RootQuery, reply_type: type[R]) -> R | None:
+        """As `ask`, on this link's session. :raises KblsError: the daemon's `Failure`."""
+        with self._lock:
+            if self._client is None and time.monotonic() >= self._next_try:
+                self._client = DaemonClient.running()
+                if self._client is None:
+                    self._next_try = time.monotonic() + self.retry_seconds
+            if self._client is None:
+                return None
+            try:
+                result = self._client.request(method, msgspec.to_builtins(query))
+            except (OSError, DaemonUnavailable, ValueError) as exc:
+                log.info("the daemon link failed (%s); serving in-process", exc)
+                self._client.close(polite=False)
+                self._client = None
+                self._next_try = time.monotonic() + self.retry_seconds
+                return None
+        return _typed(method, result, reply_type)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._client is not None:
+                self._client.close()
+                self._client = None

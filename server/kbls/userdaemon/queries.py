@@ -1,4 +1,4 @@
-"""The command line's calls on the per-user daemon: `kbls search`, `related`, `status` for a root.
+"""Calls on the per-user daemon for one root: `kbls search`, `related`, `status`, and `kbls mcp`'s search.
 
 They run the very engine calls the CLI makes, on the daemon's warm engine, so the answer (and
 the CLI's JSON) is the same as without a daemon. The daemon answers only for a root it has open
@@ -18,6 +18,7 @@ import msgspec
 
 from kbls.config import load_config, resolve_store_dir
 from kbls.errors import ConfigError, KblsError, ModelMismatchError, OutsideRootError, QueryError
+from kbls.query.filters import Filters
 from kbls.results import Hit, RootStatus
 
 if TYPE_CHECKING:  # the CLI imports this module: no engine (numpy, the model runtime) on its path
@@ -41,6 +42,10 @@ class SearchQuery(RootQuery, frozen=True):
     limit: int | None = None
     mode: str | None = None
     group_by_file: bool = False
+    #: filters besides those written in the query (`kbls mcp`'s tool arguments)
+    paths: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    types: tuple[str, ...] = ()
 
 
 class RelatedQuery(RootQuery, frozen=True):
@@ -60,6 +65,8 @@ class SearchReply(msgspec.Struct, kw_only=True, frozen=True, rename="camel"):
     hits: list[Hit]
     #: the store has no file at all (the CLI says "run `kbls index` first")
     empty_store: bool
+    #: the mode searched (lexical when the model is not loaded)
+    mode: str = ""
 
 
 class RelatedReply(msgspec.Struct, kw_only=True, frozen=True, rename="camel"):
@@ -98,8 +105,13 @@ def search_reply(roots: list[Root], query: SearchQuery) -> Reply:
     if engine is None:
         return None
     try:
-        result = engine.search(query.query, limit=query.limit, mode=query.mode, group_by_file=query.group_by_file)
-        return SearchReply(hits=result.hits, empty_store=not result.hits and engine.store.counts().files == 0)
+        filters = Filters(query.paths, query.tags, query.types)
+        result = engine.search(
+            query.query, limit=query.limit, mode=query.mode, group_by_file=query.group_by_file,
+            filters=None if filters.empty else filters,
+        )
+        empty = not result.hits and engine.store.counts().files == 0
+        return SearchReply(hits=result.hits, empty_store=empty, mode=result.mode.value)
     except KblsError as exc:
         return failure(exc)
 
