@@ -13,14 +13,14 @@ Pass: zero errors in every phase and p99 while indexing within 3x the idle p99. 
 into `docs/benchmarks.md` between `<!-- load:start -->` and `<!-- load:end -->` (under `## Load`),
 leaving the other sections alone; `--no-write` keeps the doc as it is (the tests use `run()`).
 
-`--compare REV` runs the same phases, one server after the other in one run, for: the code of
-git revision REV (a temporary worktree, standalone), this tree standalone (`kbls serve
---standalone`), and this tree through the per-user daemon (`kbls serve` relaying to `kbls
-daemon`), and writes them side by side with the load average at each phase.
+`--compare` runs the same phases, one server after the other in one run, for: this tree with
+the query-vector cache emptied (before issue 12's throughput work; standalone), this tree
+standalone (`kbls serve --standalone`), and this tree through the per-user daemon (`kbls serve`
+relaying to `kbls daemon`), and writes them side by side with the load average at each phase.
 
     .venv/bin/python benchmarks/bench_load.py              # 2,000 requests per phase
     .venv/bin/python benchmarks/bench_load.py --requests 200 --no-write
-    .venv/bin/python benchmarks/bench_load.py --compare 47a6e00
+    .venv/bin/python benchmarks/bench_load.py --compare
 """
 
 from __future__ import annotations
@@ -342,16 +342,16 @@ def write_doc(section: str) -> None:
     replace_section(DOC, START, END, section)
 
 
-def worktree(rev: str) -> Path:
-    """A temporary checkout of `rev` (removed by `drop_worktree`)."""
+def without_query_cache() -> Path:
+    """A copy of this tree's `server/` whose query-vector cache keeps nothing (the code before issue 12's
+    throughput work, everything else equal)."""
     folder = Path(tempfile.mkdtemp(prefix="kbls-before-"))
-    subprocess.run(["git", "-C", str(REPO), "worktree", "add", "--detach", str(folder), rev], check=True,
-                   capture_output=True)
+    shutil.copytree(REPO / "server", folder / "server", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+    cache = folder / "server" / "kbls" / "indexing" / "query_cache.py"
+    text = cache.read_text(encoding="utf-8")
+    assert "QUERY_CACHE_SIZE = 1024" in text, "query_cache.py changed: update the benchmark"
+    cache.write_text(text.replace("QUERY_CACHE_SIZE = 1024", "QUERY_CACHE_SIZE = 0"), encoding="utf-8")
     return folder
-
-
-def drop_worktree(folder: Path) -> None:
-    subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(folder)], capture_output=True)
 
 
 def main() -> int:
@@ -360,7 +360,9 @@ def main() -> int:
     parser.add_argument("--inflight", type=int, default=8)
     parser.add_argument("--notes", type=int, default=300)
     parser.add_argument("--new-notes", type=int, default=600)
-    parser.add_argument("--compare", metavar="REV", help="also load the server of git revision REV and the daemon")
+    parser.add_argument(
+        "--compare", action="store_true", help="before (no query cache) / after standalone / after via the daemon"
+    )
     parser.add_argument("--no-write", action="store_true", help="print, do not update docs/benchmarks.md")
     args = parser.parse_args()
     sizes = {
@@ -370,17 +372,18 @@ def main() -> int:
     runs = []
     note = ""
     if args.compare:
-        before = worktree(args.compare)
+        before = without_query_cache()
         try:
-            runs.append(run(**sizes, target=Target(f"{args.compare} (before), standalone", str(before / "server"))))
+            runs.append(run(**sizes, target=Target("before: no query cache, standalone", str(before / "server"))))
         finally:
-            drop_worktree(before)
-        runs.append(run(**sizes, target=Target("this tree, standalone")))
-        runs.append(run(**sizes, target=Target("this tree, per-user daemon", daemon=True)))
+            shutil.rmtree(before, ignore_errors=True)
+        runs.append(run(**sizes, target=Target("after: standalone")))
+        runs.append(run(**sizes, target=Target("after: per-user daemon", daemon=True)))
         note = (
-            f"Before and after side by side, one server after the other in this run: `{args.compare}` is the "
-            "code before issue 12's throughput work; \"standalone\" is `kbls serve --standalone`, \"per-user "
-            "daemon\" is `kbls serve` relaying to `kbls daemon` (one more process hop)."
+            "Before and after side by side, one server after the other in this run. Before: this tree with the "
+            "query-vector cache emptied (`QUERY_CACHE_SIZE = 0`), i.e. every search embeds its query; "
+            "standalone is `kbls serve --standalone`; per-user daemon is `kbls serve` relaying to `kbls daemon` "
+            "(one more process and hop per message)."
         )
     else:
         runs.append(run(**sizes))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import socket
 import stat
 import tempfile
 from dataclasses import dataclass
@@ -41,8 +42,15 @@ class DaemonPaths:
 
 
 def daemon_disabled() -> bool:
-    """`KBLS_NO_DAEMON=1` (or any value but empty/0): editors and the CLI never use a daemon."""
-    return os.environ.get(NO_DAEMON_ENV, "") not in ("", "0")
+    """`KBLS_NO_DAEMON=1` (or any value but empty/0), or a platform without the peer check:
+    editors and the CLI never use a daemon."""
+    return os.environ.get(NO_DAEMON_ENV, "") not in ("", "0") or not daemon_supported()
+
+
+def daemon_supported() -> bool:
+    """Unix sockets with `SO_PEERCRED` (Linux). Windows (named pipes) and macOS
+    (`LOCAL_PEERCRED`) are planned in docs/userdaemon.md; there `kbls serve` serves in-process."""
+    return hasattr(os, "getuid") and hasattr(socket, "AF_UNIX") and hasattr(socket, "SO_PEERCRED")
 
 
 def runtime_folder() -> Path:
