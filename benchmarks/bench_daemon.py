@@ -365,7 +365,7 @@ def build_workspace(chunks: int) -> Path:
     engine.index()
     final = engine.store.counts()
     engine.close()
-    (root / ".built").write_text(json.dumps(final))
+    (root / ".built").write_text(json.dumps({"files": final.files, "chunks": final.chunks, "vectors": final.vectors}))
     return root
 
 

@@ -16,6 +16,7 @@ note being edited.
 
 from __future__ import annotations
 
+import bisect
 import os
 import posixpath
 import re
@@ -39,6 +40,11 @@ STYLE_SAMPLE_BYTES = 64 * 1024
 _ATX = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 _SLUG_DROP = re.compile(r"[^\w\- ]")
+_WORD_START = re.compile(r"(?<=[\s\-_/.])\w")
+#: a name with a later word starting with what was typed counts this much of a full prefix.
+WORD_MATCH = 0.7
+#: the names a typed prefix is matched against, in the order a tie is reported.
+NAME_KINDS = ("title", "alias", "file name", "path")
 
 
 class WikiForm(str, Enum):
@@ -91,18 +97,47 @@ class Catalogue:
     by_stem: dict[str, list[Note]] = field(default_factory=dict)
     by_title: dict[str, list[Note]] = field(default_factory=dict)
     by_alias: dict[str, list[Note]] = field(default_factory=dict)
+    #: every lowercased name and every word-start suffix of one, sorted, for prefix look-ups;
+    #: `_entries[i]` is (note index, name kind index, score) of `_keys[i]`.
+    _keys: list[str] = field(default_factory=list)
+    _entries: list[tuple[int, int, float]] = field(default_factory=list)
 
     @classmethod
     def of(cls, rows: list[NoteName]) -> Catalogue:
         made = cls([Note.of(row) for row in rows])
-        for note in made.notes:
+        pairs: list[tuple[str, tuple[int, int, float]]] = []
+        for index, note in enumerate(made.notes):
             made.by_path[note.path] = note
             made.by_bare.setdefault(note.bare.lower(), []).append(note)
             made.by_stem.setdefault(note.stem, []).append(note)
             made.by_title.setdefault(note.title.lower().strip(), []).append(note)
             for alias in note.aliases:
                 made.by_alias.setdefault(alias.lower().strip(), []).append(note)
+            names = [(0, note.title), *((1, a) for a in note.aliases), (2, note.path.rsplit("/", 1)[-1]), (3, note.path)]
+            for kind, name in names:
+                lowered = name.lower()
+                pairs.append((lowered, (index, kind, 1.0)))
+                pairs.extend((lowered[m.start() :], (index, kind, WORD_MATCH)) for m in _WORD_START.finditer(lowered))
+        pairs.sort(key=lambda pair: pair[0])
+        made._keys = [key for key, _ in pairs]
+        made._entries = [entry for _, entry in pairs]
         return made
+
+    def name_matches(self, typed: str) -> dict[str, tuple[float, str]]:
+        """path -> (1.0, kind) for notes a name of which starts with `typed` (case-insensitive,
+        a leading `./` or `../` ignored), (WORD_MATCH, kind) where only a later word does."""
+        wanted = typed.lower().strip().lstrip("./")
+        if not wanted:
+            return {}
+        best: dict[int, tuple[float, int]] = {}
+        at = bisect.bisect_left(self._keys, wanted)
+        while at < len(self._keys) and self._keys[at].startswith(wanted):
+            index, kind, score = self._entries[at]
+            known = best.get(index)
+            if known is None or (score, -kind) > (known[0], -known[1]):
+                best[index] = (score, kind)
+            at += 1
+        return {self.notes[i].path: (score, NAME_KINDS[kind]) for i, (score, kind) in best.items()}
 
     def named(self, name: str, source: str) -> list[Note]:
         """The notes `[[name]]` names, best first (see the module docstring)."""
@@ -147,8 +182,26 @@ class Catalogue:
         return [n.path for n in self.named(name, note.path)] == [note.path]
 
 
-def detect_style(catalogue: Catalogue, texts: list[list[str]]) -> LinkStyle:
-    """The wiki form and label habit most of the links in `texts` (lines of notes) show."""
+@dataclass(frozen=True, slots=True)
+class StyleCounts:
+    """How many wiki links name notes by each form, and how many carry a `|label`."""
+
+    forms: tuple[tuple[WikiForm, int], ...] = ()
+    labelled: int = 0
+    plain: int = 0
+
+    def __add__(self, other: StyleCounts) -> StyleCounts:
+        forms = Counter(dict(self.forms)) + Counter(dict(other.forms))
+        return StyleCounts(tuple(forms.items()), self.labelled + other.labelled, self.plain + other.plain)
+
+    def style(self) -> LinkStyle:
+        """The form most links use (titles when none tells) and the label habit of most."""
+        forms = sorted(self.forms, key=lambda pair: (-pair[1], list(WikiForm).index(pair[0])))
+        return LinkStyle(forms[0][0] if forms else WikiForm.TITLE, self.labelled > self.plain)
+
+
+def count_styles(catalogue: Catalogue, texts: list[list[str]]) -> StyleCounts:
+    """The wiki link forms and labels in `texts` (each the lines of a note)."""
     forms: Counter[WikiForm] = Counter()
     labelled = plain = 0
     for lines in texts:
@@ -162,8 +215,7 @@ def detect_style(catalogue: Catalogue, texts: list[list[str]]) -> LinkStyle:
                 labelled += 1
             else:
                 plain += 1
-    form = forms.most_common(1)[0][0] if forms else WikiForm.TITLE
-    return LinkStyle(form, labelled > plain)
+    return StyleCounts(tuple(forms.items()), labelled, plain)
 
 
 def wiki_insert(catalogue: Catalogue, note: Note, style: LinkStyle) -> str:

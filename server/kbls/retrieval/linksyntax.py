@@ -20,7 +20,7 @@ MAX_LINE_CHARS = 20_000
 MAX_CONTEXT_CHARS = 800
 #: below this many characters the cursor's paragraph is too little meaning: the lines above join.
 MIN_CONTEXT_CHARS = 60
-#: how far above the cursor that search for meaning goes.
+#: how far from the cursor the paragraph (and, above it, the search for meaning) reaches.
 CONTEXT_LINES_ABOVE = 40
 
 # Same shapes as the indexer's patterns (no `[` inside a part: linear on `[[[[…` lines).
@@ -168,9 +168,13 @@ def typing_at(lines: list[str], line: int, character: int) -> LinkTyping | None:
 def _paragraph(lines: list[str], line: int) -> tuple[int, int]:
     """(first, last) line of the paragraph holding `line`: non-blank lines, no heading crossed."""
     first = last = line
-    while first > 0 and lines[first - 1].strip() and not _HEADING.match(lines[first]):
+    while first > 0 and line - first < CONTEXT_LINES_ABOVE and lines[first - 1].strip() and not _HEADING.match(
+        lines[first]
+    ):
         first -= 1
-    while last + 1 < len(lines) and lines[last + 1].strip() and not _HEADING.match(lines[last + 1]):
+    while last + 1 < len(lines) and last - line < CONTEXT_LINES_ABOVE and lines[last + 1].strip() and not (
+        _HEADING.match(lines[last + 1])
+    ):
         last += 1
     return first, last
 

@@ -10,7 +10,6 @@ to insert in the workspace's link style (`kbls.retrieval.links`), a breadcrumb a
 
 from __future__ import annotations
 
-import re
 import threading
 import time
 from collections.abc import Callable
@@ -27,7 +26,8 @@ from kbls.retrieval.links import (
     LinkStyle,
     LinkTarget,
     Note,
-    detect_style,
+    StyleCounts,
+    count_styles,
     markdown_path,
     wiki_insert,
 )
@@ -43,13 +43,8 @@ MEANING_CANDIDATES = 200
 #: the blend: a name that starts with what was typed, and nearness in meaning (cosine).
 NAME_WEIGHT = 0.5
 MEANING_WEIGHT = 0.5
-#: a name with a later word starting with what was typed counts this much of a full prefix.
-WORD_MATCH = 0.7
 #: the workspace's link style is learned again after this many seconds.
 STYLE_TTL_S = 30.0
-
-_WORD_START = re.compile(r"(?<=[\s\-_/.])\w")
-
 
 @dataclass(frozen=True, slots=True)
 class LinkQuery:
@@ -98,23 +93,6 @@ class Resolved:
     targets: list[list[LinkTarget]]
 
 
-def name_match(typed: str, note: Note) -> tuple[float, str | None]:
-    """(1.0, name) when a name starts with `typed`, (WORD_MATCH, name) when a word in it does."""
-    wanted = typed.lower().strip().lstrip("./")
-    if not wanted:
-        return 0.0, None
-    names = [("title", note.title), *(("alias", a) for a in note.aliases),
-             ("file name", note.path.rsplit("/", 1)[-1]), ("path", note.path)]
-    for which, name in names:
-        if name.lower().startswith(wanted):
-            return 1.0, which
-    for which, name in names:
-        lowered = name.lower()
-        if any(lowered.startswith(wanted, m.start()) for m in _WORD_START.finditer(lowered)):
-            return WORD_MATCH, which
-    return 0.0, None
-
-
 class NoteLinks:
     """The catalogue of one root's notes (reloaded on change) and its link style (cached)."""
 
@@ -129,7 +107,7 @@ class NoteLinks:
         # Guards the two caches below; they are replaced whole, read without copying.
         self._lock = threading.Lock()
         self._catalogue: tuple[tuple[int, int, float], Catalogue] | None = None
-        self._samples: tuple[float, list[list[str]]] | None = None
+        self._styles: tuple[float, StyleCounts] | None = None
 
     def catalogue(self) -> Catalogue:
         version = self.store.notes_version()
@@ -142,23 +120,25 @@ class NoteLinks:
             self._catalogue = (version, made)
         return made
 
-    def _workspace_samples(self) -> list[list[str]]:
-        """Lines of a sample of the notes holding wiki links (read again every STYLE_TTL_S)."""
+    def _workspace_styles(self, catalogue: Catalogue) -> StyleCounts:
+        """The link forms of a sample of the notes holding wiki links (counted every STYLE_TTL_S)."""
         now = time.monotonic()
         with self._lock:
-            cached = self._samples
+            cached = self._styles
         if cached is not None and now - cached[0] < STYLE_TTL_S:
             return cached[1]
         samples = [
             lines for rel in self.store.files_linking("wiki", STYLE_SAMPLE_FILES)
             if (lines := self.resolver.read_lines(rel, STYLE_SAMPLE_BYTES)) is not None
         ]
+        counts = count_styles(catalogue, samples)
         with self._lock:
-            self._samples = (now, samples)
-        return samples
+            self._styles = (now, counts)
+        return counts
 
     def style(self, catalogue: Catalogue, document: list[str]) -> LinkStyle:
-        return detect_style(catalogue, [*self._workspace_samples(), document])
+        """The workspace's wiki style, the note being edited counted with its sample."""
+        return (self._workspace_styles(catalogue) + count_styles(catalogue, [document])).style()
 
     # -- resolution -----------------------------------------------------------------------------
     def resolve(self, source: str, refs: list[LinkRef], source_lines: list[str]) -> list[list[LinkTarget]]:
@@ -172,22 +152,17 @@ class NoteLinks:
         catalogue = self.catalogue()
         meaning = self._meaning(query.context) if query.context.strip() else {}
         scored: list[tuple[float, Note, str | None]] = []
-        for note in catalogue.notes:
-            if note.path == source:
-                continue
-            match, which = name_match(query.typed, note)
-            near = meaning.get(note.id)
-            if query.typed.strip():
-                if match == 0.0:
-                    continue
-                score = NAME_WEIGHT * match + MEANING_WEIGHT * max(near[0] if near else 0.0, 0.0)
-            elif meaning:
-                if near is None:
-                    continue
-                score = near[0]
-            else:
-                score = 0.0
-            scored.append((score, note, which))
+        if query.typed.strip():
+            for path, (match, kind) in catalogue.name_matches(query.typed).items():
+                note = catalogue.by_path[path]
+                near = meaning.get(note.id)
+                scored.append((NAME_WEIGHT * match + MEANING_WEIGHT * max(near[0] if near else 0.0, 0.0), note, kind))
+        elif meaning:
+            by_id = {note.id: note for note in catalogue.notes}
+            scored = [(near, by_id[file_id], None) for file_id, (near, _) in meaning.items() if file_id in by_id]
+        else:
+            scored = [(0.0, note, None) for note in catalogue.notes]
+        scored = [s for s in scored if s[1].path != source]
         scored.sort(key=lambda s: (-s[0], s[1].title.lower(), s[1].path))
         chosen = scored[: query.limit]
         style = self.style(catalogue, query.document) if query.kind == LinkKind.WIKI else LinkStyle()

@@ -1,0 +1,202 @@
+"""Link completion benchmark: how long `[[` takes to answer at 10k chunks.
+
+Writes its figures into `docs/benchmarks.md` between `<!-- completion:start -->` and
+`<!-- completion:end -->` (under `## Link completion`), leaving every other section alone.
+
+The workspace is `bench_daemon.py`'s 10k-chunk one (Rust by Example copies, random unit vectors
+for the chunks, built once into `benchmarks/.cache/daemon/`); the paragraph around the cursor is
+embedded by the real model on every request, as in the editor. Two phases:
+
+- `engine`: `Engine.links.suggest` called directly (what the server's thread spends), with
+  nothing typed (meaning alone) and with a 1-3 letter prefix of a title (the blend).
+- `lsp`: `textDocument/completion` round trips against the real `kbls serve` over stdio after a
+  `didOpen` of a note ending in `[[` (request written → response parsed).
+
+    .venv/bin/python benchmarks/bench_completion.py                 # both phases
+    .venv/bin/python benchmarks/bench_completion.py --phase engine
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import os
+import platform
+import random
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as `kbls serve` does (see kbls/lsp/server.py)
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "server"))
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import results_file  # noqa: E402
+from bench_daemon import build_workspace, pct, start  # noqa: E402
+from doc_section import replace_section  # noqa: E402
+
+RESULTS = REPO / "benchmarks" / ".cache" / "completion-results.json"
+DOC = REPO / "docs" / "benchmarks.md"
+START, END = "<!-- completion:start -->", "<!-- completion:end -->"
+CHUNKS = 10_000
+#: what a writer types before `[[`: paragraphs of the kind a note holds.
+PARAGRAPHS = [
+    "The borrow checker refused my code again: a mutable reference lived too long while I iterated.",
+    "Today I split the parser into small functions that return results and pass errors upward.",
+    "Threads share the counter through an atomic reference count and a mutex around the value.",
+    "I want a generic function over anything that can be printed, bounded by a display trait.",
+    "Pattern matching on the enum made every case explicit, and the compiler checked them all.",
+    "Closures that capture their environment by move are what the spawned thread needs.",
+    "Reading the configuration file line by line and parsing each entry into a hash map.",
+    "Overflow in release builds wraps silently unless the checked arithmetic methods are used.",
+]
+
+
+def _contexts(rounds: int, titles: list[str]) -> list[tuple[str, str]]:
+    """(paragraph, typed) pairs: half with nothing typed, half with a title's first 1-3 letters."""
+    rng = random.Random(13)
+    out = []
+    for i in range(rounds):
+        typed = "" if i % 2 == 0 else rng.choice(titles)[: rng.randint(1, 3)]
+        out.append((PARAGRAPHS[i % len(PARAGRAPHS)], typed))
+    return out
+
+
+def _figures(times: list[float]) -> dict[str, float]:
+    return {"p50_ms": round(pct(times, 50), 2), "p95_ms": round(pct(times, 95), 2),
+            "mean_ms": round(statistics.fmean(times), 2)}
+
+
+def phase_engine(rounds: int) -> dict[str, Any]:
+    from kbls.engine import Engine
+    from kbls.retrieval.linksyntax import LinkKind
+    from kbls.retrieval.notelinks import LinkQuery
+
+    root = build_workspace(CHUNKS)
+    engine = Engine(root)
+    engine.embedder.load()
+    try:
+        titles = [note.title for note in engine.links.catalogue().notes if note.title]
+        cold_started = time.perf_counter()
+        engine.links.suggest("journal.md", LinkQuery(LinkKind.WIKI, "", PARAGRAPHS[0], []))
+        cold = (time.perf_counter() - cold_started) * 1000
+        by_kind: dict[str, list[float]] = {"meaning": [], "blend": []}
+        for paragraph, typed in _contexts(rounds, titles):
+            query = LinkQuery(LinkKind.WIKI, typed, paragraph, [paragraph + " [["])
+            started = time.perf_counter()
+            engine.links.suggest("journal.md", query)
+            by_kind["blend" if typed else "meaning"].append((time.perf_counter() - started) * 1000)
+        every = by_kind["meaning"] + by_kind["blend"]
+        # kb/related for the section under the cursor (the panel that follows the cursor).
+        rng = random.Random(7)
+        notes = rng.sample(engine.links.catalogue().notes, min(rounds, 100))
+        related = []
+        for note in notes:
+            chunks = engine.store.file_chunks(note.path)
+            line = rng.choice(chunks).start_line if chunks else 0
+            started = time.perf_counter()
+            engine.related(engine.root / note.path, line, limit=10)
+            related.append((time.perf_counter() - started) * 1000)
+        return {
+            "related": _figures(related),
+            "chunks": engine.store.counts().chunks, "notes": len(titles), "rounds": rounds,
+            "first_call_ms": round(cold, 1), "all": _figures(every),
+            "meaning": _figures(by_kind["meaning"]), "blend": _figures(by_kind["blend"]),
+        }
+    finally:
+        engine.close()
+
+
+def phase_lsp(rounds: int) -> dict[str, Any]:
+    root = build_workspace(CHUNKS)
+    tmp = Path(tempfile.mkdtemp(prefix="kbls-bench-completion-"))
+    session = start(root, tmp, "completion")
+    try:
+        session.wait_ready(timeout=600)
+        note = root / "journal-bench.md"  # never written: the editor's buffer only
+        times = []
+        for i in range(rounds + 5):
+            paragraph = PARAGRAPHS[i % len(PARAGRAPHS)]
+            text = f"# Journal\n\n{paragraph} [["
+            uri = note.as_uri()
+            session.notify("textDocument/didOpen", {"textDocument": {
+                "uri": uri, "languageId": "markdown", "version": i + 1, "text": text}})
+            params = {"textDocument": {"uri": uri}, "position": {"line": 2, "character": len(paragraph) + 3},
+                      "context": {"triggerKind": 2, "triggerCharacter": "["}}
+            started = time.perf_counter()
+            result = session.request("textDocument/completion", params, deadline=None)
+            elapsed = (time.perf_counter() - started) * 1000
+            session.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
+            if not result or not result["items"]:
+                raise RuntimeError(f"no completion items: {result}")
+            if i >= 5:  # warm-up: the catalogue and the vectors load on the first requests
+                times.append(elapsed)
+        return {"rounds": rounds, **_figures(times)}
+    finally:
+        session.close()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def render(results: dict[str, Any]) -> str:
+    lines = [START, "## Link completion", ""]
+    engine, lsp = results.get("engine"), results.get("lsp")
+    when = results.get("when", "")
+    lines.append(
+        f"Written by `benchmarks/bench_completion.py`, {when}, {results.get('machine', '')}. Workspace: "
+        f"bench_daemon's {CHUNKS // 1000}k-chunk Rust by Example copies (random unit vectors for the chunks); the "
+        "paragraph around the cursor is embedded by the real model (all-MiniLM-L6-v2 int8) on every request. "
+        "Target: p50 ≤ 15 ms."
+    )
+    lines.append("")
+    lines.append("| what | p50 ms | p95 ms | mean ms |")
+    lines.append("|---|---|---|---|")
+    if engine:
+        for key, label in (("meaning", "`Engine.links.suggest`, nothing typed (meaning alone)"),
+                           ("blend", "`Engine.links.suggest`, 1-3 letters typed (blend)"),
+                           ("all", "`Engine.links.suggest`, both")):
+            f = engine[key]
+            lines.append(f"| {label} | {f['p50_ms']} | {f['p95_ms']} | {f['mean_ms']} |")
+    if engine and "related" in engine:
+        f = engine["related"]
+        lines.append(f"| `Engine.related` for the section at a line (`kb/related` with `position`) | "
+                     f"{f['p50_ms']} | {f['p95_ms']} | {f['mean_ms']} |")
+    if lsp:
+        lines.append(
+            f"| `textDocument/completion` round trip over stdio | {lsp['p50_ms']} | {lsp['p95_ms']} | {lsp['mean_ms']} |"
+        )
+    lines.append("")
+    if engine:
+        lines.append(
+            f"{engine['chunks']} chunks, {engine['notes']} notes, {engine['rounds']} requests per phase; the first "
+            f"call (catalogue of note names read, vectors loaded) took {engine['first_call_ms']} ms."
+        )
+        lines.append("")
+    lines.append(END)
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--phase", choices=("engine", "lsp"), action="append")
+    parser.add_argument("--rounds", type=int, default=200)
+    args = parser.parse_args(argv)
+    phases = args.phase or ["engine", "lsp"]
+    for phase in phases:
+        entry = phase_engine(args.rounds) if phase == "engine" else phase_lsp(args.rounds)
+        print(phase, entry)
+        results_file.save(RESULTS, phase, entry)
+    results = results_file.load(RESULTS)
+    results["when"] = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    results["machine"] = f"{os.cpu_count()} CPUs ({platform.machine()}), Python {platform.python_version()}"
+    replace_section(DOC, START, END, render(results))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
