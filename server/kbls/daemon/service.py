@@ -19,10 +19,13 @@ from typing import Any, TypeVar
 
 from kbls import __version__
 from kbls.config import SearchConfig
+from kbls.daemon import listings
 from kbls.daemon.answers import (
     DaemonStatus,
     IndexState,
     Listener,
+    NotesAnswer,
+    NotesRequest,
     NullListener,
     RootHit,
     RootReport,
@@ -30,6 +33,7 @@ from kbls.daemon.answers import (
     SearchAnswer,
     SearchRequest,
     StoreUnavailableError,
+    TagsAnswer,
 )
 from kbls.daemon.jobs import Job, OpenRequest
 from kbls.daemon.opener import RootOpener
@@ -37,7 +41,7 @@ from kbls.daemon.roots import Located, Root, RootRegistry, folder_path
 from kbls.daemon.status import StatusReporter, state_of
 from kbls.daemon.worker import STORE_REPLACED, Worker
 from kbls.errors import OutsideRootError, QueryError
-from kbls.limits import MAX_LIMIT
+from kbls.limits import MAX_LIMIT, MAX_TAGS
 from kbls.results import Hit, RootStatus, SqliteInfo
 from kbls.retrieval.linksyntax import LinkRef
 from kbls.retrieval.notelinks import LinkQuery, Resolved, Suggestions
@@ -240,13 +244,31 @@ class Daemon:
         root = found.root
         return Resolved(root.folder, self._guarded(root, lambda: root.engine.links.resolve(found.rel, refs, lines)))
 
+    def tags(self, prefix: str = "", limit: int = MAX_TAGS, folders: Collection[Path] | None = None) -> TagsAnswer:
+        """The tags of the roots (`folders` as in `search`) starting with `prefix`, each with the
+        notes carrying it, most used first (`kbls.daemon.listings`)."""
+        every = self._registry.all()
+        roots = [root for root in every if within(root, folders)]
+        return listings.tags(roots, every, prefix, limit, self._guarded, self.index_state())
+
+    def notes(self, request: NotesRequest, folders: Collection[Path] | None = None) -> NotesAnswer:
+        """A page of the roots' notes, most recently modified first; `folders` as in `search`.
+
+        :raises QueryError: for an invalid path glob.
+        """
+        every = self._registry.all()
+        roots = [root for root in every if within(root, folders)]
+        limit = request.limit or (roots[0].engine.config.search.limit if roots else DEFAULT_LIMIT)
+        return listings.notes(roots, every, request, limit, self._guarded, self.index_state())
+
     def _guarded(self, root: Root, query: Callable[[], T]) -> T:
         """Run a read of `root`; a store that vanished under it becomes a clear, retryable error.
 
-        A store replaced by a new file (`kbls index --rebuild`) is reopened; this answer still
-        comes from the old file, which stays readable until it is closed.
+        A store replaced by a new file (`kbls index --rebuild`) is noticed within a second of
+        searching and reopened; this answer still comes from the old file, readable until closed.
         """
-        self._check_store(root)
+        if self._registry.check_due(root, time.monotonic()):
+            self._check_store(root)
         try:
             return query()
         except (QueryError, OutsideRootError):
