@@ -26,6 +26,7 @@ from kbls.query.filters import Filters
 from kbls.query.syntax import parse_query
 from kbls.results import Hit, IndexReport, RootStatus, Skipped
 from kbls.retrieval.hybrid import HybridSearcher
+from kbls.retrieval.listing import Listing
 from kbls.retrieval.notelinks import NoteLinks
 from kbls.retrieval.related import related_notes
 from kbls.retrieval.vectors import VectorIndex
@@ -83,6 +84,8 @@ class Engine:
         self.searcher = HybridSearcher(self.root, self.store, self.vectors, self.embedder, config.search)
         #: link completion and resolution (`textDocument/completion`, `definition`, `documentLink`).
         self.links = NoteLinks(self.root, self.store, self.vectors, self.embedder, self.semantic_ready)
+        #: tags by use and notes by modification time (`kb/tags`, `kb/notes`).
+        self.listing = Listing(self.store)
 
     @staticmethod
     def rebuild(root: Path, store_dir: Path | None = None, overrides: dict[str, Any] | None = None) -> Path:

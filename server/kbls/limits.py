@@ -24,3 +24,6 @@ MAX_QUERY_CHARS = 4096
 
 # Largest LSP frame body accepted (bytes); a bigger one is answered with a parse error (kbls.lsp.framing).
 MAX_FRAME_BYTES = 64 * 1024 * 1024
+
+# Tags per `kb/tags` answer (its `limit`: 1..MAX_TAGS, default MAX_TAGS).
+MAX_TAGS = 1000

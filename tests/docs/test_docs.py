@@ -10,6 +10,7 @@ import pytest
 
 from kbls.cli import build_parser
 from kbls.config import Config
+from kbls.lsp import schema
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 README = DOCS.parent / "README.md"
@@ -33,7 +34,7 @@ def test_every_config_key_is_in_the_configuration_doc(key: str) -> None:
 def _commands() -> list[str]:
     parser = build_parser()
     sub = next(a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction")
-    return sorted(sub.choices)
+    return sorted(sub.choices or ())
 
 
 @pytest.mark.parametrize("command", _commands())
@@ -41,7 +42,7 @@ def test_every_cli_command_is_in_the_readme(command: str) -> None:
     assert f"kbls {command}" in README.read_text(encoding="utf-8")
 
 
-@pytest.mark.parametrize("method", ["kb/search", "kb/related", "kb/status", "kb/reindex", "kb/indexStatus"])
+@pytest.mark.parametrize("method", [*schema.METHODS, *schema.NOTIFICATIONS])
 def test_every_custom_method_is_in_the_protocol_doc(method: str) -> None:
     text = (DOCS / "protocol.md").read_text(encoding="utf-8")
     assert f"## `{method}`" in text

@@ -15,6 +15,7 @@ from kbls.errors import KblsError
 from kbls.limits import Mode
 from kbls.query.filters import Filters
 from kbls.results import Hit, RootStatus
+from kbls.retrieval.listing import NoteSummary, TagCount
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +65,43 @@ class RootHit:
 class SearchAnswer:
     hits: list[RootHit]
     took_ms: float
+    index: IndexState
+
+
+@dataclass(frozen=True)
+class NotesRequest:
+    """`kb/notes`: a page of the notes, most recently modified first."""
+
+    #: None: the first root's `search.limit`.
+    limit: int | None = None
+    offset: int = 0
+    filters: Filters | None = None
+
+
+@dataclass(frozen=True)
+class RootNote:
+    """A note of a listing and the root it came from (`folder` as in `RootHit`)."""
+
+    root_uri: str
+    folder: Path
+    note: NoteSummary
+
+
+@dataclass(frozen=True)
+class NotesAnswer:
+    notes: list[RootNote]
+    #: how many notes the filters keep in all the roots.
+    total: int
+    index: IndexState
+
+
+@dataclass(frozen=True)
+class TagsAnswer:
+    """Tags counted over every root asked, most used first."""
+
+    tags: list[TagCount]
+    #: how many tags match the prefix (more than `tags` holds when the limit cut them).
+    total: int
     index: IndexState
 
 

@@ -9,19 +9,37 @@ from __future__ import annotations
 from lsprotocol import types
 from pygls.uris import from_fs_path
 
-from kbls.daemon.answers import DaemonStatus, IndexState, RootHit, RootReport, SearchAnswer, SearchRequest
+from kbls.daemon.answers import (
+    DaemonStatus,
+    IndexState,
+    NotesAnswer,
+    NotesRequest,
+    RootHit,
+    RootNote,
+    RootReport,
+    SearchAnswer,
+    SearchRequest,
+    TagsAnswer,
+)
 from kbls.lsp import wire
 from kbls.query.filters import Filters
 from kbls.results import Hit as EngineHit
 
 
 # -- requests --------------------------------------------------------------------------------
+def _filters(f: wire.SearchFilters | None) -> Filters | None:
+    return Filters(tuple(f.paths), tuple(f.tags), tuple(f.types)) if f else None
+
+
 def search_request(params: wire.SearchParams) -> SearchRequest:
-    f = params.filters
-    filters = Filters(tuple(f.paths), tuple(f.tags), tuple(f.types)) if f else None
     return SearchRequest(
-        query=params.query, limit=params.limit, mode=params.mode, filters=filters, group_by_file=params.group_by_file
+        query=params.query, limit=params.limit, mode=params.mode, filters=_filters(params.filters),
+        group_by_file=params.group_by_file,
     )
+
+
+def notes_request(params: wire.NotesParams) -> NotesRequest:
+    return NotesRequest(limit=params.limit, offset=params.offset, filters=_filters(params.filters))
 
 
 # -- answers ---------------------------------------------------------------------------------
@@ -56,6 +74,26 @@ def index_status(state: IndexState) -> wire.IndexStatus:
 def search_result(answer: SearchAnswer) -> wire.SearchResult:
     """A `kb/search` or `kb/related` answer."""
     return wire.SearchResult(hits=[hit(h) for h in answer.hits], took_ms=answer.took_ms, index=index_info(answer.index))
+
+
+def tags_result(answer: TagsAnswer) -> wire.TagsResult:
+    """The `kb/tags` answer."""
+    tags = [wire.Tag(name=t.name, count=t.count) for t in answer.tags]
+    return wire.TagsResult(tags=tags, total=answer.total, index=index_info(answer.index))
+
+
+def note(listed: RootNote) -> wire.Note:
+    """A listed note, its URI spelled with the root's folder as the client named it."""
+    n = listed.note
+    return wire.Note(
+        uri=from_fs_path(str(listed.folder / n.path)) or "", path=n.path, root=listed.root_uri, title=n.title,
+        tags=list(n.tags), modified=n.modified_ns // 1_000_000, snippet=n.snippet,
+    )
+
+
+def notes_result(answer: NotesAnswer) -> wire.NotesResult:
+    """The `kb/notes` answer."""
+    return wire.NotesResult(notes=[note(n) for n in answer.notes], total=answer.total, index=index_info(answer.index))
 
 
 def _root_status(report: RootReport) -> wire.RootStatus:

@@ -24,6 +24,8 @@ METHODS: dict[str, tuple[type[msgspec.Struct] | None, type[msgspec.Struct] | Non
     "kb/related": (wire.RelatedParams, wire.SearchResult),
     "kb/status": (None, wire.StatusResult),
     "kb/reindex": (wire.ReindexParams, wire.ReindexResult),
+    "kb/tags": (wire.TagsParams, wire.TagsResult),
+    "kb/notes": (wire.NotesParams, wire.NotesResult),
 }
 #: notifications (server -> client) -> their params struct.
 NOTIFICATIONS: dict[str, type[msgspec.Struct]] = {"kb/indexStatus": wire.IndexStatus}

@@ -37,7 +37,16 @@ from pygls.protocol import LanguageServerProtocol
 from pygls.uris import to_fs_path
 
 from kbls import __version__
-from kbls.daemon.answers import DaemonStatus, IndexState, SearchAnswer, SearchRequest, StoreUnavailableError
+from kbls.daemon.answers import (
+    DaemonStatus,
+    IndexState,
+    NotesAnswer,
+    NotesRequest,
+    SearchAnswer,
+    SearchRequest,
+    StoreUnavailableError,
+    TagsAnswer,
+)
 from kbls.daemon.service import Daemon
 from kbls.errors import OutsideRootError, QueryError
 from kbls.limits import MAX_QUERY_CHARS
@@ -98,6 +107,8 @@ class DaemonFacade(Protocol):
     def status(self) -> DaemonStatus: ...
     def link_suggestions(self, path: Path | str, query: LinkQuery) -> Suggestions: ...
     def resolve_links(self, path: Path | str, refs: list[LinkRef], lines: list[str]) -> Resolved: ...
+    def tags(self, prefix: str, limit: int) -> TagsAnswer: ...
+    def notes(self, request: NotesRequest) -> NotesAnswer: ...
 
 
 class KblsServer(LanguageServer):
@@ -308,6 +319,20 @@ async def kb_reindex(ls: KblsServer, params: Any) -> Any:
     paths = [_path(uri) for uri in request.uris] if request.uris is not None else None
     queued = await ls.call(ls.query_pool, ls.daemon.reindex, paths, request.force)
     return wire.to_wire(wire.ReindexResult(queued=queued))
+
+
+@server.feature("kb/tags")
+async def kb_tags(ls: KblsServer, params: Any) -> Any:
+    request = wire.parse(params, wire.TagsParams)
+    answer = await ls.call(ls.query_pool, ls.daemon.tags, request.prefix, request.limit)
+    return wire.to_wire(convert.tags_result(answer))
+
+
+@server.feature("kb/notes")
+async def kb_notes(ls: KblsServer, params: Any) -> Any:
+    request = convert.notes_request(wire.parse(params, wire.NotesParams))
+    answer = await ls.call(ls.query_pool, ls.daemon.notes, request)
+    return wire.to_wire(convert.notes_result(answer))
 
 
 @server.feature(types.TEXT_DOCUMENT_HOVER)

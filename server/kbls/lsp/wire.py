@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal, TypeVar
 import msgspec
 from pygls.exceptions import JsonRpcInvalidParams
 
-from kbls.limits import MAX_LIMIT, MAX_QUERY_CHARS, MIN_LIMIT, Mode
+from kbls.limits import MAX_LIMIT, MAX_QUERY_CHARS, MAX_TAGS, MIN_LIMIT, Mode
 
 T = TypeVar("T")
 
@@ -97,6 +97,49 @@ class ReindexParams(_Wire, frozen=True):
 
 class ReindexResult(_Wire, frozen=True):
     queued: int
+
+
+class TagsParams(_Wire, frozen=True):
+    #: only tags starting with it (case-insensitive, a leading `#` ignored); "" for every tag.
+    prefix: Query = ""
+    limit: Annotated[int, msgspec.Meta(ge=1, le=MAX_TAGS)] = MAX_TAGS
+
+
+class Tag(_Wire, frozen=True):
+    name: str
+    #: indexed notes carrying the tag.
+    count: int
+
+
+class TagsResult(_Wire, frozen=True):
+    tags: list[Tag]
+    #: tags matching the prefix (more than `tags` holds when `limit` cut the list).
+    total: int
+    index: IndexInfo
+
+
+class NotesParams(_Wire, frozen=True):
+    limit: Limit | None = None
+    offset: Annotated[int, msgspec.Meta(ge=0)] = 0
+    filters: SearchFilters | None = None
+
+
+class Note(_Wire, frozen=True):
+    uri: str
+    path: str
+    root: str
+    title: str
+    tags: list[str]
+    #: the file's modification time (as indexed), milliseconds since the Unix epoch.
+    modified: int
+    snippet: str
+
+
+class NotesResult(_Wire, frozen=True):
+    notes: list[Note]
+    #: notes the filters keep in all the roots (for paging with `offset`).
+    total: int
+    index: IndexInfo
 
 
 class SqliteInfo(_Wire, frozen=True):

@@ -10,7 +10,7 @@ import contextlib
 import json
 import logging
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
@@ -19,7 +19,7 @@ from kbls.results import SqliteInfo
 from kbls.storage import fts
 from kbls.storage.connection import SQLITE, SQLITE_MODULE_NAME, ConnectionPool, OperationalError
 from kbls.storage.filter_sql import Params, filter_sql
-from kbls.storage.records import ChunkRow, FileChunk, FileInfo, FileRow, NoteName, StoreCounts
+from kbls.storage.records import ChunkRow, FileChunk, FileInfo, FileRow, ListedFile, NoteName, StoreCounts
 
 log = logging.getLogger(__name__)
 
@@ -254,7 +254,53 @@ class StoreReads:
                 out[fid] = int(row[0])
         return out
 
+    def tag_counts(self, prefix: str = "", skip: Sequence[str] = ()) -> list[tuple[str, int]]:
+        """(tag, indexed notes carrying it) for the tags starting with `prefix` (lowercase, no
+        `#`), leaving out the notes under the root-relative folders `skip` (each ending in `/`)."""
+        params: Params = {"prefix": prefix}
+        where = " AND ".join(["f.hash IS NOT NULL", "substr(t.tag, 1, length(:prefix)) = :prefix", *_not_under(skip, params)])
+        rows = self.db.conn.execute(
+            f"SELECT t.tag, count(*) FROM tags t JOIN files f ON f.id = t.file_id WHERE {where} GROUP BY t.tag",
+            params,
+        ).fetchall()
+        return [(str(tag), int(count)) for tag, count in rows]
+
+    def recent_files(self, filters: Filters, limit: int, skip: Sequence[str] = ()) -> tuple[list[ListedFile], int]:
+        """Up to `limit` indexed notes the filters keep, most recently modified first (then by
+        path), and how many notes they keep in all; notes under the folders `skip` left out."""
+        params: Params = {"limit": limit}
+        where = " AND ".join(["f.hash IS NOT NULL", filter_sql(filters, params), *_not_under(skip, params)])
+        total = int(self.db.conn.execute(f"SELECT count(*) FROM files f WHERE {where}", params).fetchone()[0])
+        rows = self.db.conn.execute(
+            f"SELECT f.id, f.path, f.title, f.mtime_ns FROM files f WHERE {where} "
+            "ORDER BY f.mtime_ns DESC, f.path LIMIT :limit",
+            params,
+        ).fetchall()
+        return [ListedFile(int(i), str(path), str(title), int(mtime)) for i, path, title, mtime in rows], total
+
+    def tags_of_files(self, file_ids: Iterable[int]) -> dict[int, list[str]]:
+        """file id -> its tags, sorted; files without tags are absent."""
+        wanted = list(set(file_ids))
+        out: dict[int, list[str]] = {}
+        for i in range(0, len(wanted), BATCH):
+            batch = wanted[i : i + BATCH]
+            marks = ",".join("?" * len(batch))
+            for fid, tag in self.db.conn.execute(
+                f"SELECT file_id, tag FROM tags WHERE file_id IN ({marks}) ORDER BY tag", batch
+            ):
+                out.setdefault(int(fid), []).append(str(tag))
+        return out
+
     def sqlite_info(self) -> SqliteInfo:
         """Which SQLite module and versions serve this store (for `kbls status`)."""
         vec = self.db.conn.execute("SELECT vec_version()").fetchone()[0]
         return SqliteInfo(module=SQLITE_MODULE_NAME, version=str(SQLITE.sqlite_version), vec=str(vec))
+
+
+def _not_under(folders: Sequence[str], params: Params) -> list[str]:
+    """WHERE clauses over `f` (files) leaving out the files under each folder (ending in `/`)."""
+    clauses = []
+    for i, folder in enumerate(folders):
+        params[f"skip{i}"] = folder
+        clauses.append(f"substr(f.path, 1, length(:skip{i})) != :skip{i}")
+    return clauses

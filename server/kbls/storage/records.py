@@ -99,3 +99,13 @@ class NoteName:
     path: str
     title: str
     aliases: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ListedFile:
+    """An indexed note in a listing by modification time (`Store.recent_files`)."""
+
+    id: int
+    path: str
+    title: str
+    mtime_ns: int

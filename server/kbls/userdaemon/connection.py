@@ -21,7 +21,7 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 from pygls.protocol.language_server import lsp_method
 
-from kbls.daemon.answers import DaemonStatus, SearchAnswer, SearchRequest
+from kbls.daemon.answers import DaemonStatus, NotesAnswer, NotesRequest, SearchAnswer, SearchRequest, TagsAnswer
 from kbls.daemon.roots import Root, folder_path
 from kbls.errors import OutsideRootError
 from kbls.lsp import wire
@@ -129,6 +129,12 @@ class ClientView:
 
     def status(self) -> DaemonStatus:
         return self.host.daemon.status(folders=self.folders())
+
+    def tags(self, prefix: str, limit: int) -> TagsAnswer:
+        return self.host.daemon.tags(prefix, limit, folders=self.folders())
+
+    def notes(self, request: NotesRequest) -> NotesAnswer:
+        return self.host.daemon.notes(request, folders=self.folders())
 
     def link_suggestions(self, path: Path | str, query: LinkQuery) -> Suggestions:
         self._check(path)

@@ -1,0 +1,78 @@
+"""Listings of one root that need no ranking: its tags by use, its notes by modification time.
+
+`kb/tags` (a tag picker, like zk's `:ZkTags`) and `kb/notes` (what a picker shows before anything
+is typed: the notes, most recently modified first) read them through `Engine.listing`. A listing
+leaves out the notes under `skip`, the folders of roots nested inside this one: those roots
+answer for them (as in search).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from kbls.query.filters import Filters
+from kbls.query.globs import check_glob
+from kbls.retrieval.snippet import make_snippet
+from kbls.storage.records import ListedFile
+from kbls.storage.store import Store
+
+
+@dataclass(frozen=True)
+class TagCount:
+    """A tag (lowercase, no `#`) and how many indexed notes carry it."""
+
+    name: str
+    count: int
+
+
+@dataclass(frozen=True)
+class NoteSummary:
+    """A note as a listing shows it."""
+
+    path: str
+    title: str
+    #: the file's modification time when it was indexed, in nanoseconds since the epoch.
+    modified_ns: int
+    tags: list[str]
+    #: the first lines of prose of its first chunk, on one line.
+    snippet: str
+
+
+def tag_prefix(prefix: str) -> str:
+    """A prefix as tags are stored: lowercase, without a leading `#`."""
+    return prefix.strip().lstrip("#").lower()
+
+
+class Listing:
+    """Tags and recent notes of one root's store."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    def tags(self, prefix: str = "", skip: Sequence[str] = ()) -> list[TagCount]:
+        """Every tag starting with `prefix` with its notes counted, most used first, then by name."""
+        counts = self.store.tag_counts(tag_prefix(prefix), skip)
+        return [TagCount(name, count) for name, count in sorted(counts, key=lambda pair: (-pair[1], pair[0]))]
+
+    def recent(self, filters: Filters, limit: int, skip: Sequence[str] = ()) -> tuple[list[ListedFile], int]:
+        """Up to `limit` notes the filters keep, most recently modified first, and their total.
+
+        :raises QueryError: for an invalid path glob.
+        """
+        for pattern in filters.paths:
+            check_glob(pattern)
+        return self.store.recent_files(filters, limit, skip)
+
+    def summaries(self, files: Sequence[ListedFile]) -> list[NoteSummary]:
+        """`files` with their tags and a snippet (read for the page shown only, not the whole list)."""
+        ids = [f.id for f in files]
+        tags = self.store.tags_of_files(ids)
+        first = self.store.first_chunk_of_files(ids)
+        rows = self.store.chunk_rows(list(first.values()))
+        out = []
+        for f in files:
+            row = rows.get(first.get(f.id, -1))
+            snippet = make_snippet(row.body, []) if row is not None else ""
+            out.append(NoteSummary(f.path, f.title, f.mtime_ns, tags.get(f.id, []), snippet))
+        return out
