@@ -28,7 +28,12 @@ def test_every_folder_is_searched_and_hits_merged(tmp_path: Path) -> None:
         assert all(Path(r.store).parent in (notes.resolve(), garden.resolve()) for r in status.roots)
         hits = session.search("tomato side shoots", limit=20).hits
         assert hits[0].root == garden.as_uri() and hits[0].path == "veg/tomatoes.md"
+        # A query each folder has an answer to (an unrelated folder answers nothing since the
+        # relevance floor of issue 10): hits of both, merged by score.
+        hits = session.search("tomato plants and sourdough bread", limit=20).hits
         assert {h.root for h in hits} == {notes.as_uri(), garden.as_uri()}
+        expected = {(garden.as_uri(), "veg/tomatoes.md"), (notes.as_uri(), "cooking/sourdough.md")}
+        assert {(h.root, h.path) for h in hits} >= expected
         scores = [h.score for h in hits]
         assert scores == sorted(scores, reverse=True)
     finally:
