@@ -92,6 +92,8 @@ class Catalogue:
     """Every note by the names a link may use (built once per store change)."""
 
     notes: list[Note]
+    #: `StoreReads.notes_version` of the files it was read from.
+    version: tuple[int, int, float] = (0, 0, 0.0)
     by_path: dict[str, Note] = field(default_factory=dict)
     by_bare: dict[str, list[Note]] = field(default_factory=dict)
     by_stem: dict[str, list[Note]] = field(default_factory=dict)
@@ -103,8 +105,8 @@ class Catalogue:
     _entries: list[tuple[int, int, float]] = field(default_factory=list)
 
     @classmethod
-    def of(cls, rows: list[NoteName]) -> Catalogue:
-        made = cls([Note.of(row) for row in rows])
+    def of(cls, rows: list[NoteName], version: tuple[int, int, float] = (0, 0, 0.0)) -> Catalogue:
+        made = cls([Note.of(row) for row in rows], version)
         pairs: list[tuple[str, tuple[int, int, float]]] = []
         for index, note in enumerate(made.notes):
             made.by_path[note.path] = note

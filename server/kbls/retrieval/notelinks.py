@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,6 +46,9 @@ NAME_WEIGHT = 0.5
 MEANING_WEIGHT = 0.5
 #: the workspace's link style is learned again after this many seconds.
 STYLE_TTL_S = 30.0
+#: paragraphs whose nearest notes are kept: typing after `[[` leaves the paragraph unchanged,
+#: so each keystroke's request reuses them (one entry per open editor is plenty).
+MEANING_CACHE_SIZE = 8
 
 @dataclass(frozen=True, slots=True)
 class LinkQuery:
@@ -106,18 +110,19 @@ class NoteLinks:
         self.resolver = LinkResolver(root)
         # Guards the two caches below; they are replaced whole, read without copying.
         self._lock = threading.Lock()
-        self._catalogue: tuple[tuple[int, int, float], Catalogue] | None = None
+        self._catalogue: Catalogue | None = None
         self._styles: tuple[float, StyleCounts] | None = None
+        self._meanings: OrderedDict[tuple[str, tuple[int, int, float]], dict[int, tuple[float, int]]] = OrderedDict()
 
     def catalogue(self) -> Catalogue:
         version = self.store.notes_version()
         with self._lock:
             cached = self._catalogue
-        if cached is not None and cached[0] == version:
-            return cached[1]
-        made = Catalogue.of(self.store.note_names())
+        if cached is not None and cached.version == version:
+            return cached
+        made = Catalogue.of(self.store.note_names(), version)
         with self._lock:
-            self._catalogue = (version, made)
+            self._catalogue = made
         return made
 
     def _workspace_styles(self, catalogue: Catalogue) -> StyleCounts:
@@ -150,7 +155,7 @@ class NoteLinks:
     def suggest(self, source: str, query: LinkQuery) -> list[LinkSuggestion]:
         """Notes for the link being typed in the note at `source`, best first; never itself."""
         catalogue = self.catalogue()
-        meaning = self._meaning(query.context) if query.context.strip() else {}
+        meaning = self._meaning(query.context, catalogue.version) if query.context.strip() else {}
         scored: list[tuple[float, Note, str | None]] = []
         if query.typed.strip():
             for path, (match, kind) in catalogue.name_matches(query.typed).items():
@@ -183,11 +188,26 @@ class NoteLinks:
             ))
         return out
 
-    def _meaning(self, context: str) -> dict[int, tuple[float, int]]:
+    def _meaning(self, context: str, version: tuple[int, int, float]) -> dict[int, tuple[float, int]]:
         """file id -> (cosine of its nearest chunk to `context`, that chunk's rowid), for the
-        notes among the nearest chunks; {} while the model is not loaded."""
+        notes among the nearest chunks; {} while the model is not loaded. Kept per paragraph
+        while the notes (`version`) do not change."""
         if not self.semantic_ready():
             return {}
+        key = (context, version)
+        with self._lock:
+            known = self._meanings.get(key)
+            if known is not None:
+                self._meanings.move_to_end(key)
+                return known
+        found = self._nearest_notes(context)
+        with self._lock:
+            self._meanings[key] = found
+            while len(self._meanings) > MEANING_CACHE_SIZE:
+                self._meanings.popitem(last=False)
+        return found
+
+    def _nearest_notes(self, context: str) -> dict[int, tuple[float, int]]:
         query = self.embedder.embed_query(context)
         nearest = self.vectors.top(query, MEANING_CANDIDATES)
         if not nearest:
