@@ -18,6 +18,8 @@ MODES: tuple[str, ...] = tuple(mode.value for mode in Mode)
 # Results per request (`limit` of kb/search, kb/related, `search.limit`).
 MIN_LIMIT = 1
 MAX_LIMIT = 200
+# Related notes per kb/related answer when the request names no `limit`.
+RELATED_LIMIT = 10
 
 # Longest query text accepted; longer text is refused on the wire and cut in workspace/symbol.
 MAX_QUERY_CHARS = 4096

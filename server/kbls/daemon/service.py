@@ -41,7 +41,7 @@ from kbls.daemon.roots import Located, Root, RootRegistry, folder_path
 from kbls.daemon.status import StatusReporter, state_of
 from kbls.daemon.worker import STORE_REPLACED, Worker
 from kbls.errors import OutsideRootError, QueryError
-from kbls.limits import MAX_LIMIT, MAX_TAGS
+from kbls.limits import MAX_LIMIT, MAX_TAGS, RELATED_LIMIT
 from kbls.results import Hit, RootStatus, SqliteInfo
 from kbls.retrieval.linksyntax import LinkRef
 from kbls.retrieval.notelinks import LinkQuery, Resolved, Suggestions
@@ -213,7 +213,7 @@ class Daemon:
                 return own[:limit]
             wanted = min(MAX_LIMIT, wanted * 4)
 
-    def related(self, path: Path | str, line: int | None = None, limit: int = 10) -> SearchAnswer:
+    def related(self, path: Path | str, line: int | None = None, limit: int = RELATED_LIMIT) -> SearchAnswer:
         """Notes related to `path` (or its section at `line`), never the note itself.
 
         :raises OutsideRootError: for a path outside every root (it is not read).

@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal, TypeVar
 import msgspec
 from pygls.exceptions import JsonRpcInvalidParams
 
-from kbls.limits import MAX_LIMIT, MAX_QUERY_CHARS, MAX_TAGS, MIN_LIMIT, Mode
+from kbls.limits import MAX_LIMIT, MAX_QUERY_CHARS, MAX_TAGS, MIN_LIMIT, RELATED_LIMIT, Mode
 
 T = TypeVar("T")
 
@@ -87,7 +87,7 @@ class SearchResult(_Wire, frozen=True):
 class RelatedParams(_Wire, frozen=True):
     uri: str
     position: Position | None = None
-    limit: Limit = 10
+    limit: Limit = RELATED_LIMIT
 
 
 class ReindexParams(_Wire, frozen=True):
