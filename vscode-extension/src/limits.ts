@@ -17,3 +17,6 @@ export const MAX_QUERY_LENGTH = 4096;
 /** The states of the index (`state` of kb/status, kb/indexStatus and a search's `index`). */
 export const INDEX_STATES = ["loading", "indexing", "ready", "error"] as const;
 export type IndexState = (typeof INDEX_STATES)[number];
+
+/** Tags per `kb/tags` answer: its `limit` is 1..MAX_TAGS (`kbls.limits.MAX_TAGS`). */
+export const MAX_TAGS = 1000;

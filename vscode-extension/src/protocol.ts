@@ -3,10 +3,10 @@
 // the request builders and the typed requests. Kept free of any `vscode` import so the unit and
 // protocol tests can load the compiled module under plain node; test/unit/schema.test.js checks
 // the builders and parsers against the JSON Schema the server exports.
-import { MAX_LIMIT, MAX_QUERY_LENGTH, MIN_LIMIT, SEARCH_MODES, type IndexState, type SearchMode } from "./limits";
+import { MAX_LIMIT, MAX_QUERY_LENGTH, MAX_TAGS, MIN_LIMIT, SEARCH_MODES, type IndexState, type SearchMode } from "./limits";
 import { parseReindexResult, parseSearchResult, parseStatusResult, WireError } from "./wireParse";
 
-export { INDEX_STATES, MAX_LIMIT, MAX_QUERY_LENGTH, MIN_LIMIT, SEARCH_MODES } from "./limits";
+export { INDEX_STATES, MAX_LIMIT, MAX_QUERY_LENGTH, MAX_TAGS, MIN_LIMIT, SEARCH_MODES } from "./limits";
 export type { IndexState, SearchMode } from "./limits";
 
 export interface Position {
@@ -124,11 +124,54 @@ export interface IndexStatusNotification {
   error?: string | null;
 }
 
+/** `kb/tags`: the tags of the client's folders with their note counts, most used first. */
+export interface TagsParams {
+  prefix?: string;
+  limit?: number;
+}
+
+export interface Tag {
+  name: string;
+  count: number;
+}
+
+export interface TagsResult {
+  tags: Tag[];
+  total: number;
+  index: IndexInfo;
+}
+
+/** `kb/notes`: a page of the notes, most recently modified first. */
+export interface NotesParams {
+  limit?: number | null;
+  offset?: number;
+  filters?: SearchFilters | null;
+}
+
+export interface Note {
+  uri: string;
+  path: string;
+  root: string;
+  title: string;
+  tags: string[];
+  /** milliseconds since the Unix epoch */
+  modified: number;
+  snippet: string;
+}
+
+export interface NotesResult {
+  notes: Note[];
+  total: number;
+  index: IndexInfo;
+}
+
 export const Methods = {
   search: "kb/search",
   related: "kb/related",
   status: "kb/status",
   reindex: "kb/reindex",
+  tags: "kb/tags",
+  notes: "kb/notes",
   indexStatus: "kb/indexStatus",
 } as const;
 
@@ -180,6 +223,23 @@ export function reindexParams(options: { force?: boolean; uris?: string[] } = {}
   const params: ReindexParams = {};
   if (options.force !== undefined) params.force = options.force;
   if (options.uris) params.uris = options.uris;
+  return params;
+}
+
+/** The params of `kb/tags` (no VS Code command sends it yet; the Neovim plugin's :KbTags does). */
+export function tagsParams(options: { prefix?: string; limit?: number } = {}): TagsParams {
+  const params: TagsParams = {};
+  if (options.prefix) params.prefix = normalizeQuery(options.prefix);
+  if (options.limit !== undefined) params.limit = Number.isFinite(options.limit) ? Math.min(MAX_TAGS, Math.max(1, Math.round(options.limit))) : MAX_TAGS;
+  return params;
+}
+
+/** The params of `kb/notes`: the limit clamped, the offset never negative. */
+export function notesParams(options: { limit?: number; offset?: number; filters?: SearchFilters } = {}): NotesParams {
+  const params: NotesParams = {};
+  if (options.limit !== undefined) params.limit = clampLimit(options.limit);
+  if (options.offset !== undefined) params.offset = Math.max(0, Math.round(options.offset));
+  if (options.filters) params.filters = options.filters;
   return params;
 }
 

@@ -18,12 +18,23 @@ const ok = (s, value, opts) => assert.deepEqual(validate(s, value, schema, opts)
 
 test(`the schema is the server's export (${path.relative(EXT_DIR, SCHEMA_PATH)})`, () => {
   assert.match(schema.description, /kbls\.lsp\.schema/);
-  for (const method of [kb.Methods.search, kb.Methods.related, kb.Methods.status, kb.Methods.reindex]) {
+  const requests = [kb.Methods.search, kb.Methods.related, kb.Methods.status, kb.Methods.reindex, kb.Methods.tags, kb.Methods.notes];
+  for (const method of requests) {
     assert.ok(schema.methods[method], `${method} in the schema`);
   }
   assert.ok(schema.notifications[kb.Methods.indexStatus], `${kb.Methods.indexStatus} in the schema`);
-  assert.deepEqual(Object.keys(schema.methods).sort(), [kb.Methods.related, kb.Methods.reindex, kb.Methods.search, kb.Methods.status].sort(),
+  assert.deepEqual(Object.keys(schema.methods).sort(), [...requests].sort(),
     "every kb/* request of the server has a typed request in protocol.ts");
+});
+
+test("kb/tags and kb/notes params from the builders validate", () => {
+  ok(paramsOf(kb.Methods.tags), kb.tagsParams(), { strict: true });
+  for (const limit of [0, 1, 50, kb.MAX_TAGS, 1e6, Infinity]) ok(paramsOf(kb.Methods.tags), kb.tagsParams({ prefix: "#ru", limit }), { strict: true });
+  assert.equal(def("TagsParams").properties.limit.maximum, kb.MAX_TAGS);
+  ok(paramsOf(kb.Methods.notes), kb.notesParams(), { strict: true });
+  for (const limit of [0, 1, 200, 201]) {
+    ok(paramsOf(kb.Methods.notes), kb.notesParams({ limit, offset: -3, filters: { tags: ["rust"] } }), { strict: true });
+  }
 });
 
 test("modes, limit range, query cap and index states are the server's", () => {
