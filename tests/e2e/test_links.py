@@ -98,7 +98,10 @@ def test_the_link_features_are_advertised(session: LspSession) -> None:
 def test_completion_after_brackets_finds_the_note_by_meaning_and_narrows(
     session: LspSession, roots: dict[str, Path]
 ) -> None:
-    uri = _open(session, roots["title"] / TODAY, f"# Today\n\n{SLEEPLESS}[[")
+    uri = _open(session, roots["title"] / TODAY, f"# Today\n\n{SLEEPLESS}[")
+    # A lone `[` gets nothing (the server only warms the paragraph's notes up for a `[[`).
+    assert _complete(session, uri, 2, len(SLEEPLESS) + 1) is None
+    _type(session, uri, 2, len(SLEEPLESS) + 1, "[", 2)
     column = len(SLEEPLESS) + 2
     found = _complete(session, uri, 2, column)
     assert found is not None and found.is_incomplete and found.items
@@ -107,7 +110,7 @@ def test_completion_after_brackets_finds_the_note_by_meaning_and_narrows(
     assert first.detail and "meaning" in first.detail and "health/sleep.md" in first.detail
     assert isinstance(first.documentation, types.MarkupContent) and "Sleep hygiene" in first.documentation.value
     assert "journal/today.md" not in [item.detail for item in found.items]
-    _type(session, uri, 2, column, "Gro", 2)
+    _type(session, uri, 2, column, "Gro", 3)
     # The change and the request leave in that order: the answer reads the new text.
     narrowed = _complete(session, uri, 2, column + 3)
     assert narrowed is not None and [item.label for item in narrowed.items] == ["Growing tomatoes"]

@@ -10,7 +10,7 @@ from tests.support.link_corpus import SLEEPLESS, write_link_workspace
 
 from kbls.engine import Engine
 from kbls.retrieval.links import heading_slug
-from kbls.retrieval.linksyntax import LinkKind, LinkRef, context_around, link_at, links_in, typing_at
+from kbls.retrieval.linksyntax import LinkKind, LinkRef, context_around, link_at, links_in, opening_at, typing_at
 from kbls.retrieval.notelinks import LinkQuery
 
 SOURCE = "journal/today.md"
@@ -151,3 +151,13 @@ def test_link_syntax_positions() -> None:
     short = ["# Evening", "", "Keep it dark.", "", "[["]
     at = typing_at(short, 4, 2)
     assert at is not None and context_around(short, at) == "Evening Keep it dark."
+
+
+@pytest.mark.parametrize(("lone", "double"), [("Dark room. [", "Dark room. [["), ("Dark room. []", "Dark room. [[]]")])
+def test_a_lone_bracket_has_the_context_the_wiki_link_will_have(lone: str, double: str) -> None:
+    """The server warms the paragraph's notes at `[`: the key must be the one `[[` asks for."""
+    first = opening_at(["# Night", lone], 1, len("Dark room. ["))
+    second = typing_at(["# Night", double], 1, len("Dark room. [["))
+    assert first is not None and second is not None
+    assert context_around(["# Night", lone], first) == context_around(["# Night", double], second)
+    assert opening_at(["a [["], 0, 4) is None and opening_at(["`[`"], 0, 2) is None and opening_at(["ab"], 0, 2) is None

@@ -22,7 +22,16 @@ from pygls.workspace.position_codec import ServerTextPosition, ServerTextRange
 
 from kbls.errors import OutsideRootError
 from kbls.retrieval.links import LinkTarget
-from kbls.retrieval.linksyntax import LinkKind, LinkRef, LinkTyping, context_around, link_at, links_in, typing_at
+from kbls.retrieval.linksyntax import (
+    LinkKind,
+    LinkRef,
+    LinkTyping,
+    context_around,
+    link_at,
+    links_in,
+    opening_at,
+    typing_at,
+)
 from kbls.retrieval.notelinks import LinkQuery, LinkSuggestion, Resolved, Suggestions
 
 if TYPE_CHECKING:
@@ -84,15 +93,27 @@ async def completion(ls: KblsServer, params: types.CompletionParams) -> types.Co
     lines = list(document.lines)
     at = _server_position(document, lines, params.position)
     typing = typing_at(lines, at.line, at.character)
-    if typing is None:
-        return None
     text = [line.rstrip("\r\n") for line in lines]
+    if typing is None:
+        _warm_up(ls, path, text, opening_at(text, at.line, at.character))
+        return None
     query = LinkQuery(kind=typing.kind, typed=typing.typed, context=context_around(text, typing), document=text)
     try:
         answer = await ls.call(ls.query_pool, ls.daemon.link_suggestions, path, query)
     except JsonRpcInvalidParams:
         return None  # a note outside the knowledge base
     return completion_list(answer, typing, document, lines)
+
+
+def _warm_up(ls: KblsServer, path: Path, text: list[str], opening: LinkTyping | None) -> None:
+    """After a lone `[`, find the paragraph's nearest notes in the background (no answer is
+    sent): when the second `[` comes, its request finds them kept (`NoteLinks`) and skips the
+    embedding, the slow part of the first `[[` of a paragraph."""
+    if opening is None:
+        return
+    query = LinkQuery(kind=LinkKind.WIKI, typed="", context=context_around(text, opening), document=text)
+    # Not awaited: its errors (a note outside the roots, a store being rebuilt) stay in the future.
+    ls.query_pool.submit(ls.daemon.link_suggestions, path, query)
 
 
 def completion_list(

@@ -165,6 +165,21 @@ def typing_at(lines: list[str], line: int, character: int) -> LinkTyping | None:
     return None
 
 
+def opening_at(lines: list[str], line: int, character: int) -> LinkTyping | None:
+    """A lone `[` just before the cursor, which may become `[[`: the wiki link it would start,
+    with the same context (`context_around`) as once the second `[` is typed."""
+    if not 0 <= line < len(lines) or len(lines[line]) > MAX_LINE_CHARS or character < 1:
+        return None
+    text = lines[line].rstrip("\r\n")
+    before, after = text[:character], text[character:]
+    if not before.endswith("[") or before.endswith("[[") or before.count("`") % 2:
+        return None
+    if line in _fenced_lines(lines[: line + 1]):
+        return None
+    end = character + (1 if after.startswith("]") else 0)
+    return LinkTyping(LinkKind.WIKI, "", line, character - 1, character, end)
+
+
 def _paragraph(lines: list[str], line: int) -> tuple[int, int]:
     """(first, last) line of the paragraph holding `line`: non-blank lines, no heading crossed."""
     first = last = line
