@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import time
 from pathlib import Path
 
 from tests.support.corpus import make_workspace
 from tests.support.lsp_client import LspSession
+from tests.support.processes import KBLS
 from tests.support.user_daemon import DaemonEnv
 
 from kbls.userdaemon.relay import Session
@@ -82,3 +84,17 @@ def test_the_relay_tracks_pending_requests_and_its_own_replay() -> None:
     assert session.pending == {}
     session.own_ids.add("kbls-relay-1")
     assert not session.from_backend(_message(id="kbls-relay-1", result={"capabilities": {}}))
+
+
+def test_a_second_daemon_exits_at_once_and_leaves_the_first_serving(tmp_path: Path, daemon_env: DaemonEnv) -> None:
+    root = make_workspace(tmp_path, "notes")
+    with LspSession([root], tmp_path, env=daemon_env.env, daemon=True) as editor:
+        editor.wait_ready()
+        first = daemon_env.pid()
+        second = subprocess.run(
+            [str(KBLS), "daemon"], env=daemon_env.env, capture_output=True, text=True, timeout=120
+        )
+        assert second.returncode == 0, second.stderr
+        assert "another kbls daemon already serves" in daemon_env.log()
+        assert daemon_env.pid() == first
+        assert editor.search("rust ownership").hits
