@@ -30,6 +30,13 @@ end, {
   desc = "kbls: search the knowledge base (! to the quickfix list; a range searches the selection)",
 })
 
+cmd("KbTags", function(o)
+  require("kbls").tags({ prefix = o.args ~= "" and o.args or nil })
+end, {
+  nargs = "?",
+  desc = "kbls: pick a tag (with note counts); the chosen tag opens a search of its notes",
+})
+
 cmd("KbRelated", function(o)
   if o.range > 0 then
     -- notes like the selection: its meaning as a semantic search

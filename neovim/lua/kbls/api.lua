@@ -47,6 +47,26 @@ function M.related(params, cb, opts)
   return send(contract.methods.related, params, cb, opts)
 end
 
+--- The tags of the knowledge base with the number of notes carrying each, most used first.
+---@param params {prefix?: string, limit?: integer}|nil
+---@param cb fun(err: table|nil, result: {tags: {name: string, count: integer}[], total: integer, index: table}|nil)
+---@param opts {bufnr?: integer, client?: vim.lsp.Client}|nil
+---@return fun() cancel
+---@see docs/protocol.md `kb/tags`
+function M.tags(params, cb, opts)
+  return send(contract.methods.tags, params or vim.empty_dict(), cb, opts)
+end
+
+--- A page of the notes, most recently modified first.
+---@param params {limit?: integer, offset?: integer, filters?: table}|nil
+---@param cb fun(err: table|nil, result: {notes: table[], total: integer, index: table}|nil)
+---@param opts {bufnr?: integer, client?: vim.lsp.Client}|nil
+---@return fun() cancel
+---@see docs/protocol.md `kb/notes`
+function M.notes(params, cb, opts)
+  return send(contract.methods.notes, params or vim.empty_dict(), cb, opts)
+end
+
 --- The daemon's version, model and per-root stores.
 ---@param cb fun(err: table|nil, result: table|nil)
 ---@param opts {bufnr?: integer, client?: vim.lsp.Client}|nil

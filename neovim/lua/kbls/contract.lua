@@ -11,6 +11,8 @@ M.methods = {
   related = "kb/related",
   status = "kb/status",
   reindex = "kb/reindex",
+  tags = "kb/tags",
+  notes = "kb/notes",
   index_status = "kb/indexStatus",
 }
 
@@ -20,6 +22,9 @@ M.MODES = { "hybrid", "semantic", "lexical" }
 --- Results per request (`limit` of kb/search and kb/related).
 M.MIN_LIMIT = 1
 M.MAX_LIMIT = 200
+
+--- Tags per `kb/tags` answer (its `limit`).
+M.MAX_TAGS = 1000
 
 --- Longest query the server accepts, in characters.
 M.MAX_QUERY_CHARS = 4096

@@ -1,7 +1,7 @@
 --- kbls.nvim: Neovim client of the kbls knowledge-base language server.
 ---
---- Public API: `setup`, `attach`, `search`, `related`, `status`, `reindex`, `statusline`, and
---- `api` (the raw `kb/*` requests). See `:help kbls`.
+--- Public API: `setup`, `attach`, `search`, `tags`, `search_tag`, `related`, `status`, `reindex`,
+--- `statusline`, and `api` (the raw `kb/*` requests). See `:help kbls`.
 local api = require("kbls.api")
 local client_config = require("kbls.lsp.client_config")
 local clients = require("kbls.lsp.clients")
@@ -196,6 +196,55 @@ function M.search(query, opts)
       return quickfix.show(result.hits, "kbls: " .. query)
     end
     picker.show_hits(list, { title = "kbls: " .. query })
+  end, { bufnr = opts.bufnr })
+end
+
+--- The notes carrying a tag: a live picker filtered by `tag` (an empty prompt lists its notes, most
+--- recently modified first; typing searches within them), or without one the list of its notes.
+---@param tag string
+---@param opts {picker?: string, bufnr?: integer, search?: table}|nil
+function M.search_tag(tag, opts)
+  opts = opts or {}
+  local search = vim.tbl_extend("force", {}, opts.search or {}, { filters = { tags = { tag } } })
+  local picker = pickers.get(opts.picker)
+  local title = "kbls #" .. tag
+  if picker.live_search then
+    return picker.live_search({ search = search, bufnr = opts.bufnr, title = title })
+  end
+  api.notes(params.list_notes(search), function(err, result)
+    if notify.report("notes", err) then
+      return
+    end
+    local list = items.items(items.note_hits(result and result.notes))
+    if #list == 0 then
+      return notify.notify(("no notes tagged %q"):format(tag), vim.log.levels.WARN)
+    end
+    picker.show_hits(list, { title = title })
+  end, { bufnr = opts.bufnr })
+end
+
+--- Pick a tag of the knowledge base (`kb/tags`: each with its note count, most used first); the
+--- chosen tag opens `search_tag`.
+---@param opts {picker?: string, bufnr?: integer, prefix?: string, search?: table}|nil `prefix`: only tags starting with it
+function M.tags(opts)
+  opts = opts or {}
+  local picker = pickers.get(opts.picker)
+  api.tags(params.tags({ prefix = opts.prefix }), function(err, result)
+    if notify.report("tags", err) then
+      return
+    end
+    local list = result and result.tags or {}
+    if #list == 0 then
+      local note = status.partial(result and result.index)
+      local why = note ~= "" and (" (" .. note:gsub(", refreshed when ready", "") .. ")") or ""
+      return notify.notify("no tags" .. why, vim.log.levels.WARN)
+    end
+    picker.show_tags(list, {
+      title = "kbls tags",
+      on_choose = function(tag)
+        M.search_tag(tag.name, opts)
+      end,
+    })
   end, { bufnr = opts.bufnr })
 end
 

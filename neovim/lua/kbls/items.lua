@@ -1,5 +1,6 @@
---- Search hits as picker items: a `Hit` of `kb/search`/`kb/related` turned into a file, lines and
---- labels, and the one-line display every picker shows (with highlight groups).
+--- Search hits as picker items: a `Hit` of `kb/search`/`kb/related` (or a `Note` of `kb/notes`,
+--- read as a hit at the note's first line) turned into a file, lines and labels, and the one-line
+--- display every picker shows (with highlight groups); and the label of a `kb/tags` tag.
 local M = {}
 
 --- Separator shown between title and sections.
@@ -28,6 +29,8 @@ M.hl = {
 ---@field reasons string[]
 ---@field score number
 ---@field more integer
+---@field modified integer|nil a listed note's modification time, ms since the epoch
+---@field tags string[] a listed note's tags
 
 --- Breadcrumb headings below the title ("Borrowing > Mutable references" → {"Mutable references"}).
 ---@param title string|nil
@@ -85,7 +88,58 @@ function M.item(hit)
     reasons = type(hit.reasons) == "table" and hit.reasons or {},
     score = type(hit.score) == "number" and hit.score or 0,
     more = type(hit.more) == "number" and hit.more or 0,
+    modified = type(hit.modified) == "number" and hit.modified or nil,
+    tags = type(hit.tags) == "table" and hit.tags or {},
   }
+end
+
+--- A `Note` of `kb/notes` in the shape of a hit at the note's first line, so every picker
+--- shows, previews and opens it like a search hit.
+---@param note table
+---@return table hit
+function M.note_hit(note)
+  return {
+    uri = note.uri,
+    path = note.path,
+    root = note.root,
+    range = { start = { line = 0, character = 0 }, ["end"] = { line = 1, character = 0 } },
+    title = note.title,
+    breadcrumb = "",
+    snippet = note.snippet,
+    score = 0,
+    reasons = {},
+    more = 0,
+    modified = note.modified,
+    tags = note.tags,
+  }
+end
+
+--- The notes of a `kb/notes` answer as hits, in server order (most recent first).
+---@param notes table[]|nil
+---@return table[]
+function M.note_hits(notes)
+  return vim.tbl_map(M.note_hit, notes or {})
+end
+
+--- What a listed note shows instead of a line number: its date and tags ("2026-11-30  #rust").
+---@param item kbls.Item
+---@return string
+function M.note_info(item)
+  local parts = {}
+  if item.modified then
+    parts[1] = os.date("%Y-%m-%d", math.floor(item.modified / 1000))
+  end
+  if #item.tags > 0 then
+    parts[#parts + 1] = "#" .. table.concat(item.tags, " #")
+  end
+  return table.concat(parts, "  ")
+end
+
+--- The label of a `kb/tags` tag: "rust (12)".
+---@param tag {name: string, count: integer}
+---@return string
+function M.tag_label(tag)
+  return ("%s (%d)"):format(tag.name, tag.count)
 end
 
 --- Items for a list of hits, in server order.
@@ -120,7 +174,7 @@ function M.chunks(item)
   if #item.sections > 0 then
     chunks[#chunks + 1] = { M.SEP .. table.concat(item.sections, M.SEP), M.hl.breadcrumb }
   end
-  local where = ("%s:%d"):format(item.relpath, item.lnum)
+  local where = item.modified and item.relpath or ("%s:%d"):format(item.relpath, item.lnum)
   if item.more > 0 then
     where = where .. (" (+%d)"):format(item.more)
   end
@@ -129,6 +183,11 @@ function M.chunks(item)
   if #item.reasons > 0 then
     chunks[#chunks + 1] = { "  ", nil }
     chunks[#chunks + 1] = { table.concat(item.reasons, "; "), M.hl.reason }
+  end
+  local info = M.note_info(item)
+  if info ~= "" then
+    chunks[#chunks + 1] = { "  ", nil }
+    chunks[#chunks + 1] = { info, M.hl.reason }
   end
   return chunks
 end

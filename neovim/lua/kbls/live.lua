@@ -2,6 +2,7 @@
 --- query is sent and any request still in flight is cancelled, so only the newest query's hits
 --- arrive.
 local config = require("kbls.config")
+local items = require("kbls.items")
 local params = require("kbls.params")
 local request = require("kbls.lsp.request")
 local util = require("kbls.util")
@@ -12,6 +13,7 @@ local M = {}
 ---@field private _requester kbls.Requester
 ---@field private _debounced kbls.Debounced
 ---@field private _send fun(params: table, handler: fun(err: table|nil, result: any)): fun()
+---@field private _list fun(params: table, handler: fun(err: table|nil, result: any)): fun()
 ---@field private _search_opts table|nil
 ---@field private _latest string|nil
 ---@field private _index table|nil
@@ -21,9 +23,10 @@ local Live = {}
 Live.__index = Live
 
 --- A live search.
----@param opts {send?: fun(params: table, handler: fun(err: table|nil, result: any)): fun(), debounce?: integer, search?: table, bufnr?: integer, list_empty?: boolean}|nil
----   `send` defaults to `kbls.api.search`; `search` overrides the `search` options;
----   `list_empty`: an empty prompt lists the notes instead of showing nothing
+---@param opts {send?: fun(params: table, handler: fun(err: table|nil, result: any)): fun(), list?: fun(params: table, handler: fun(err: table|nil, result: any)): fun(), debounce?: integer, search?: table, bufnr?: integer, list_empty?: boolean}|nil
+---   `send` defaults to `kbls.api.search`, `list` to `kbls.api.notes`; `search` overrides the
+---   `search` options (its `filters` also narrow the listing); `list_empty`: an empty prompt
+---   lists the notes, most recently modified first, instead of showing nothing
 ---@return kbls.LiveSearch
 function M.new(opts)
   opts = opts or {}
@@ -33,6 +36,10 @@ function M.new(opts)
   self._send = opts.send
     or function(p, handler)
       return require("kbls.api").search(p, handler, { bufnr = opts.bufnr })
+    end
+  self._list = opts.list
+    or function(p, handler)
+      return require("kbls.api").notes(p, handler, { bufnr = opts.bufnr })
     end
   self._requester = request.requester()
   self._debounced = util.debounce(function(query, cb)
@@ -44,27 +51,32 @@ end
 --- Send `query` now, cancelling the request in flight. `cb(hits, err, query, result)` is called
 --- once for this query: with the hits, with an error, or with `{}` and a RequestCancelled error
 --- when a newer query superseded it. An empty query gives `{}` at once without a request, or,
---- with `list_empty`, the list of notes.
+--- with `list_empty`, the notes of `kb/notes` as hits (`kbls.items.note_hit`), most recent first.
 ---@param query string
 ---@param cb fun(hits: table[], err: table|nil, query: string, result: table|nil)
 function Live:send(query, cb)
   self._latest = query
   local p = params.search(query, self._search_opts)
+  local send, listing = self._send, false
   if not p and self._list_empty then
-    p = params.list_notes(self._search_opts)
+    p, send, listing = params.list_notes(self._search_opts), self._list, true
   end
   if not p then
     self._requester:cancel()
     return cb({}, nil, query, nil)
   end
   self._requester:send(function(handler)
-    return self._send(p, handler)
+    return send(p, handler)
   end, function(err, result)
     if not err and type(result) == "table" then
       self._index = result.index
       self._stale = false
     end
-    cb(result and result.hits or {}, err, query, result)
+    local hits = {}
+    if type(result) == "table" then
+      hits = listing and items.note_hits(result.notes) or result.hits or {}
+    end
+    cb(hits, err, query, result)
   end)
 end
 

@@ -30,16 +30,35 @@ function M.search(query, opts)
   return params
 end
 
---- The query that lists notes rather than searching: a filter-only query (`path:**`) makes the
---- server list every note, one entry each, ordered by path.
-M.LIST_NOTES_QUERY = "path:**"
-
---- `kb/search` params listing the notes (what a live picker shows for an empty prompt).
----@param opts {mode?: string}|nil default: `search` options
+--- `kb/notes` params listing the notes, most recently modified first (what a live picker shows
+--- for an empty prompt), within the `filters` of the search options (e.g. a tag of `:KbTags`).
+---@param opts {filters?: table, limit?: integer, offset?: integer}|nil `limit` default: the most the server sends
 ---@return table
 function M.list_notes(opts)
-  opts = vim.tbl_extend("force", config.options.search, opts or {})
-  return { query = M.LIST_NOTES_QUERY, limit = contract.MAX_LIMIT, mode = opts.mode, groupByFile = true }
+  opts = opts or {}
+  local params = { limit = opts.limit or contract.MAX_LIMIT }
+  if opts.offset and opts.offset > 0 then
+    params.offset = opts.offset
+  end
+  if opts.filters then
+    params.filters = opts.filters
+  end
+  return params
+end
+
+--- `kb/tags` params: every tag (up to the server's cap), or those starting with `prefix`.
+---@param opts {prefix?: string, limit?: integer}|nil
+---@return table
+function M.tags(opts)
+  opts = opts or {}
+  local params = {}
+  if type(opts.prefix) == "string" and vim.trim(opts.prefix) ~= "" then
+    params.prefix = contract.cap_query(vim.trim(opts.prefix))
+  end
+  if opts.limit then
+    params.limit = math.max(1, math.min(contract.MAX_TAGS, math.floor(opts.limit)))
+  end
+  return next(params) and params or vim.empty_dict()
 end
 
 --- `kb/related` params for a buffer: the whole note, or the chunk at `position` (0-based).

@@ -66,6 +66,21 @@ describe("fzf-lua picker", function()
         elseif method == "kb/related" then
           local hit = fake.hit(root, "b.md", "Beta", "Beta > Second", 19, 24, { reasons = { "links here" } })
           return { hits = { hit } }
+        elseif method == "kb/notes" then
+          local notes = {
+            fake.note(root, "c.md", "Gamma", 1764500000000, { "greek" }),
+            fake.note(root, "a.md", "Alpha", 1700000000000, { "greek", "first" }),
+          }
+          local wanted = params.filters and params.filters.tags and params.filters.tags[1]
+          if wanted then
+            notes = vim.tbl_filter(function(n)
+              return vim.tbl_contains(n.tags, wanted)
+            end, notes)
+          end
+          return { notes = notes, total = #notes, index = { state = "ready", pending = 0 } }
+        elseif method == "kb/tags" then
+          local tags = { { name = "greek", count = 2 }, { name = "first", count = 1 } }
+          return { tags = tags, total = 2, index = { state = "ready", pending = 0 } }
         end
         return {}
       end,
@@ -164,9 +179,29 @@ describe("fzf-lua picker", function()
     vim.cmd("KbSearch")
     wait("fzf listing the notes", function()
       local screen = select(2, fzf_screen())
-      return screen:find("Beta › Second", 1, true) ~= nil
+      return screen:find("Alpha", 1, true) ~= nil
     end)
-    assert.equals("path:**", server.of("kb/search")[1].params.query)
+    assert.same({ limit = 200 }, server.of("kb/notes")[1].params)
+    local screen = select(2, fzf_screen())
+    assert.matches("c.md:1:1:Gamma  " .. os.date("%Y-%m-%d", 1764500000) .. "  #greek", screen, 1, true)
+    assert.is_true(screen:find("c.md:1:1", 1, true) < screen:find("a.md:1:1", 1, true), screen)
+  end)
+
+  with_fzf(":KbTags lists tags with counts; enter opens the search of its notes", function()
+    vim.cmd("KbTags")
+    local buf
+    wait("fzf listing the tags", function()
+      local screen
+      buf, screen = fzf_screen()
+      return screen:find("greek (2)", 1, true) ~= nil and screen:find("first (1)", 1, true) ~= nil
+    end)
+    vim.wait(200)
+    type_keys(buf, "\r")
+    wait("the search of the tag", function()
+      local screen = select(2, fzf_screen())
+      return #server.of("kb/notes") > 0 and screen:find("Gamma", 1, true) ~= nil
+    end)
+    assert.same({ limit = 200, filters = { tags = { "greek" } } }, server.of("kb/notes")[1].params)
   end)
 
   with_fzf("opened while the index loads, re-runs the query when it is ready", function()

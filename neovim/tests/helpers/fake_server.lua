@@ -1,5 +1,5 @@
 -- An in-process LSP server for unit tests (`cmd` as a function): answers `initialize`,
--- `kb/search` after `delay` ms from canned hits, honours `$/cancelRequest` with a
+-- `kb/search`, `kb/notes` and `kb/tags` after `delay` ms from canned hits, notes and tags, honours `$/cancelRequest` with a
 -- RequestCancelled error, and records every request and notification.
 local M = {}
 
@@ -24,8 +24,22 @@ function M.hit(root, path, title, breadcrumb, start_line, end_line, extra)
   return vim.tbl_extend("force", h, extra or {})
 end
 
+--- A Note of `kb/notes` in the protocol's shape (`modified`: ms since the epoch).
+function M.note(root, path, title, modified, tags)
+  return {
+    uri = vim.uri_from_fname(root .. "/" .. path),
+    path = path,
+    root = vim.uri_from_fname(root),
+    title = title,
+    tags = tags or {},
+    modified = modified,
+    snippet = "snippet of " .. tostring(title),
+  }
+end
+
 --- Create a server. `opts.delay` (ms) delays answers; `opts.answer(method, params)` returns
---- the result (default: `{hits = opts.hits}` for kb/search, `{}` otherwise); `opts.capabilities`
+--- the result (default: `{hits = opts.hits}` for kb/search, `{notes = opts.notes}` for kb/notes,
+--- `{tags = opts.tags}` for kb/tags, `{}` otherwise); `opts.capabilities`
 --- replaces the server capabilities.
 function M.new(opts)
   opts = opts or {}
@@ -68,6 +82,12 @@ function M.new(opts)
           result = opts.answer(method, params)
         elseif method == "kb/search" then
           result = { hits = opts.hits or {}, tookMs = 1, index = { state = "ready", pending = 0 } }
+        elseif method == "kb/notes" then
+          local notes = opts.notes or {}
+          result = { notes = notes, total = #notes, index = { state = "ready", pending = 0 } }
+        elseif method == "kb/tags" then
+          local tags = opts.tags or {}
+          result = { tags = tags, total = #tags, index = { state = "ready", pending = 0 } }
         else
           result = {}
         end

@@ -463,28 +463,88 @@ describe("kbls against the real daemon", function()
     assert.equals("gardening/tomatoes.md", got[3].hits[1].path)
   end)
 
-  it("an empty prompt of a live picker lists every note", function()
-    local ls = live_search.new({
-      debounce = 0,
-      list_empty = true,
-      send = function(p, handler)
-        return api.search(p, handler, { client = client })
-      end,
-    })
-    local got
-    ls:send("", function(hits, err)
-      got = { hits = hits, err = err }
-    end)
-    assert.is_true(vim.wait(REQUEST_TIMEOUT, function()
-      return got ~= nil
-    end, 20))
-    ls:close()
-    assert.is_nil(got.err)
-    local listed = {}
-    for _, hit in ipairs(got.hits) do
-      listed[hit.path] = true
+  it("an empty prompt of a live picker lists every note, most recently modified first", function()
+    local function listing()
+      local ls = live_search.new({
+        debounce = 0,
+        list_empty = true,
+        list = function(p, handler)
+          return api.notes(p, handler, { client = client })
+        end,
+      })
+      local got
+      ls:send("", function(hits, err, _, result)
+        got = { hits = hits, err = err, result = result }
+      end)
+      assert.is_true(vim.wait(REQUEST_TIMEOUT, function()
+        return got ~= nil
+      end, 20))
+      ls:close()
+      assert.is_nil(got.err)
+      return got
     end
-    assert.equals(NOTE_COUNT, vim.tbl_count(listed), vim.inspect(vim.tbl_keys(listed)))
+    local got = listing()
+    assert.equals(NOTE_COUNT, #got.hits, vim.inspect(got.hits))
+    assert.equals(NOTE_COUNT, got.result.total)
+    for i, hit in ipairs(got.hits) do
+      local st = assert(vim.uv.fs_stat(root .. "/" .. hit.path))
+      assert.equals(st.mtime.sec * 1000 + math.floor(st.mtime.nsec / 1e6), hit.modified, hit.path)
+      if i > 1 then
+        assert.is_true(got.hits[i - 1].modified >= hit.modified, "not most recent first")
+      end
+    end
+    local borrowing = vim.tbl_filter(function(h)
+      return h.path == "rust/borrowing.md"
+    end, got.hits)[1]
+    assert.same({ "memory", "rust" }, borrowing.tags)
+    assert.is_true(#borrowing.snippet > 0)
+
+    -- a note written from Neovim moves to the top once the daemon re-indexed it
+    local last = got.hits[#got.hits].path
+    vim.wait(1100) -- a new mtime second on file systems with coarse timestamps
+    vim.cmd("edit " .. vim.fn.fnameescape(root .. "/" .. last))
+    vim.api.nvim_buf_set_lines(0, -1, -1, false, { "", "One more line, written now." })
+    vim.cmd("silent write")
+    local top
+    assert.is_true(
+      vim.wait(REQUEST_TIMEOUT, function()
+        top = listing().hits[1]
+        return top and top.path == last
+      end, 200),
+      "the saved note " .. last .. " was not listed first: " .. vim.inspect(top)
+    )
+  end)
+
+  it(":KbTags lists the tags with counts and the chosen tag lists its notes", function()
+    local shown, prompts = {}, {}
+    local orig = vim.ui.select
+    vim.ui.select = function(list, opts, cb)
+      prompts[#prompts + 1] = opts.prompt
+      shown[#shown + 1] = vim.tbl_map(opts.format_item, list)
+      for _, entry in ipairs(list) do
+        if entry.name == "rust" or entry.relpath == "rust/borrowing.md" then
+          return cb(entry, 1)
+        end
+      end
+      cb(nil)
+    end
+    local ok, e = pcall(vim.cmd, "KbTags")
+    local done = vim.wait(REQUEST_TIMEOUT, function()
+      return #shown == 2 and vim.api.nvim_buf_get_name(0) == root .. "/rust/borrowing.md"
+    end, 20)
+    vim.ui.select = orig
+    assert(ok, e)
+    assert(done, "KbTags did not list the tags and then the notes: " .. vim.inspect(shown))
+    assert.same({ "memory (1)", "rust (1)" }, shown[1])
+    assert.same({ "kbls tags", "kbls #rust" }, prompts)
+    assert.equals(1, #shown[2])
+    assert.matches("Borrowing  rust/borrowing.md  %d+%-%d+%-%d+  #memory #rust", shown[2][1])
+    local err, result = await("kb/tags", function(cb)
+      api.tags(request_params.tags({ prefix = "#RU" }), cb, { client = client })
+    end)
+    assert.is_nil(err)
+    assert.same({ { name = "rust", count = 1 } }, result.tags)
+    assert.equals(1, result.total)
   end)
 
   it(":KbStatus shows version, model and store; :KbReindex queues", function()

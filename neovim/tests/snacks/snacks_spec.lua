@@ -64,6 +64,21 @@ describe("snacks picker", function()
         elseif method == "kb/related" then
           local hit = fake.hit(root, "b.md", "Beta", "Beta > Second", 19, 24, { reasons = { "links here" } })
           return { hits = { hit } }
+        elseif method == "kb/notes" then
+          local notes = {
+            fake.note(root, "c.md", "Gamma", 1764500000000, { "greek" }),
+            fake.note(root, "a.md", "Alpha", 1700000000000, { "greek", "first" }),
+          }
+          local wanted = params.filters and params.filters.tags and params.filters.tags[1]
+          if wanted then
+            notes = vim.tbl_filter(function(n)
+              return vim.tbl_contains(n.tags, wanted)
+            end, notes)
+          end
+          return { notes = notes, total = #notes, index = { state = "ready", pending = 0 } }
+        elseif method == "kb/tags" then
+          local tags = { { name = "greek", count = 2 }, { name = "first", count = 1 } }
+          return { tags = tags, total = 2, index = { state = "ready", pending = 0 } }
         end
         return {}
       end,
@@ -142,7 +157,33 @@ describe("snacks picker", function()
       p = active()
       return p ~= nil and #p:items() == 2
     end)
-    assert.equals("path:**", server.of("kb/search")[1].params.query)
+    assert.same({ limit = 200 }, server.of("kb/notes")[1].params)
+    assert.same({ "Gamma", "Alpha" }, texts(p)) -- most recent first
+    assert.equals(
+      "Gamma  c.md  " .. os.date("%Y-%m-%d", 1764500000) .. "  #greek  snippet of Gamma",
+      row(p, p:items()[1])
+    )
+  end)
+
+  it(":KbTags lists tags with counts; confirming one opens the search of its notes", function()
+    vim.cmd("KbTags")
+    local p
+    wait("tag picker", function()
+      p = active()
+      return p ~= nil and #p:items() == 2
+    end)
+    assert.same(
+      { "greek (2)", "first (1)" },
+      vim.tbl_map(function(item)
+        return row(p, item)
+      end, p:items())
+    )
+    p:action("confirm")
+    wait("the search of the tag", function()
+      p = active()
+      return p ~= nil and (p.title or ""):find("kbls #greek", 1, true) ~= nil and #p:items() == 2
+    end)
+    assert.same({ limit = 200, filters = { tags = { "greek" } } }, server.of("kb/notes")[1].params)
   end)
 
   it("opened while the index loads, shows the state and re-runs when it is ready", function()

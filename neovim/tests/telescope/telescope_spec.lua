@@ -69,6 +69,21 @@ describe("telescope extension", function()
               fake.hit(root, "b.md", "Beta", "Beta > Second", 19, 24, { reasons = { "links here" } }),
             },
           }
+        elseif method == "kb/notes" then
+          local notes = {
+            fake.note(root, "c.md", "Gamma", 1764500000000, { "greek" }),
+            fake.note(root, "a.md", "Alpha", 1700000000000, { "greek", "first" }),
+          }
+          local wanted = params.filters and params.filters.tags and params.filters.tags[1]
+          if wanted then
+            notes = vim.tbl_filter(function(n)
+              return vim.tbl_contains(n.tags, wanted)
+            end, notes)
+          end
+          return { notes = notes, total = #notes, index = { state = "ready", pending = 0 } }
+        elseif method == "kb/tags" then
+          local tags = { { name = "greek", count = 2 }, { name = "first", count = 1 } }
+          return { tags = tags, total = 2, index = { state = "ready", pending = 0 } }
         end
         return {}
       end,
@@ -142,12 +157,45 @@ describe("telescope extension", function()
       p, b = picker()
       return p ~= nil and #result_lines(p) == 2
     end)
-    assert.equals("path:**", server.of("kb/search")[1].params.query)
+    assert.same({ limit = 200 }, server.of("kb/notes")[1].params)
+    assert.equals(0, #server.of("kb/search"))
+    local listed = table.concat(result_lines(p), "\n")
+    assert.matches(
+      "Gamma  c.md  " .. os.date("%Y-%m-%d", 1764500000) .. "  #greek  snippet of Gamma",
+      listed,
+      1,
+      true
+    )
     vim.api.nvim_buf_set_lines(b, 0, -1, false, { p.prompt_prefix .. "gamma" })
     wait("results", function()
       return #result_lines(p) == 1 and table.concat(result_lines(p)):find("Gamma", 1, true) ~= nil
     end)
     assert.equals("gamma", server.of("kb/search")[#server.of("kb/search")].params.query)
+  end)
+
+  it("tags: lists tags with counts; <CR> opens the search filtered by the tag", function()
+    require("telescope").load_extension("kbls")
+    vim.cmd("Telescope kbls tags")
+    local p, b
+    wait("tag picker", function()
+      p, b = picker()
+      return p ~= nil and #result_lines(p) == 2
+    end)
+    local text = table.concat(result_lines(p), "\n")
+    assert.matches("greek (2)", text, 1, true)
+    assert.matches("first (1)", text, 1, true)
+    assert.equals("greek", require("telescope.actions.state").get_selected_entry().value.name)
+    require("telescope.actions").select_default(b)
+    wait("the search of the tag", function()
+      p, b = picker()
+      return p ~= nil and p.prompt_title == "kbls #greek" and #result_lines(p) == 2
+    end)
+    assert.same({ limit = 200, filters = { tags = { "greek" } } }, server.of("kb/notes")[1].params)
+    vim.api.nvim_buf_set_lines(b, 0, -1, false, { p.prompt_prefix .. "gamma" })
+    wait("a search within the tag", function()
+      return #server.of("kb/search") > 0 and #result_lines(p) == 1
+    end)
+    assert.same({ tags = { "greek" } }, server.of("kb/search")[#server.of("kb/search")].params.filters)
   end)
 
   it("search: opened while the index loads, shows the state and re-runs when it is ready", function()

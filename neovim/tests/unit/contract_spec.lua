@@ -127,7 +127,19 @@ describe("request builders against the schema", function()
       })
     )
     assert_valid(p, params.search(string.rep("é", contract.MAX_QUERY_CHARS * 2)), "long multibyte query")
-    assert_valid(p, params.list_notes(), "the notes listing")
+  end)
+
+  check("kb/notes and kb/tags params", function()
+    local notes = method("kb/notes").params
+    assert_valid(notes, params.list_notes(), "the notes listing")
+    assert_valid(notes, params.list_notes({ filters = { tags = { "rust" } }, limit = 5, offset = 10 }))
+    local tags = method("kb/tags").params
+    assert_valid(tags, params.tags())
+    assert.equals("{}", vim.json.encode(params.tags()))
+    for _, limit in ipairs({ 0, 1, contract.MAX_TAGS, 1e6 }) do
+      assert_valid(tags, params.tags({ prefix = " #ru ", limit = limit }), "limit " .. limit)
+    end
+    assert.equals(def("TagsParams").properties.limit.maximum, contract.MAX_TAGS)
   end)
 
   check("kb/related, kb/reindex and kb/status params", function()
@@ -158,8 +170,11 @@ describe("request builders against the schema", function()
     api.reindex(params.reindex({ force = true }), count, { client = client })
     api.reindex(nil, count, { client = client })
     api.status(count, { client = client })
+    api.tags(params.tags({ prefix = "ru" }), count, { client = client })
+    api.tags(nil, count, { client = client })
+    api.notes(params.list_notes({ filters = { paths = { "a/**" } } }), count, { client = client })
     assert.is_true(vim.wait(3000, function()
-      return done == 5
+      return done == 8
     end, 10))
     for _, req in ipairs(server.requests) do
       local spec = doc.methods[req.method]
@@ -171,7 +186,7 @@ describe("request builders against the schema", function()
         end
       end
     end
-    assert.equals(5, #vim.tbl_filter(function(r)
+    assert.equals(8, #vim.tbl_filter(function(r)
       return doc.methods[r.method] ~= nil
     end, server.requests))
     client:stop(true)
@@ -207,6 +222,30 @@ describe("result readers against the schema", function()
     )
   end)
 
+  check("a kb/notes note becomes an item at its first line, its date and tags shown", function()
+    local result = schema.example(doc, def("NotesResult"), OVERRIDES)
+    assert_valid(method("kb/notes").result, result, "example notes result")
+    local note = result.notes[1]
+    local item = items.items(items.note_hits(result.notes))[1]
+    assert.equals(NOTES .. "/rust/borrowing.md", item.filename)
+    assert.equals(note.path, item.relpath)
+    assert.equals(note.title, item.title)
+    assert.equals(note.snippet, item.snippet)
+    assert.equals(note.modified, item.modified)
+    assert.same(note.tags, item.tags)
+    assert.equals(1, item.lnum)
+    local shown = items.format_item(item)
+    assert.matches(os.date("%Y-%m-%d", math.floor(note.modified / 1000)), shown, 1, true)
+    assert.matches("#" .. note.tags[1], shown, 1, true)
+  end)
+
+  check("a kb/tags tag is labelled with its count", function()
+    local result = schema.example(doc, def("TagsResult"), {})
+    assert_valid(method("kb/tags").result, result, "example tags result")
+    local tag = result.tags[1]
+    assert.equals(("%s (%d)"):format(tag.name, tag.count), items.tag_label(tag))
+  end)
+
   check("kb/status: every field shows in :KbStatus, none as '?'", function()
     local st = schema.example(doc, def("StatusResult"), { uri = OVERRIDES.root })
     assert_valid(method("kb/status").result, st, "example status")
@@ -240,6 +279,16 @@ describe("result readers against the schema", function()
     local note = schema.example(doc, doc.notifications["kb/indexStatus"].params, { state = "indexing" })
     assert_valid(doc.notifications["kb/indexStatus"].params, note, "example notification")
     assert.equals(("kb: indexing (%d)"):format(note.pending), status.short(note))
+  end)
+
+  check("the unit tests' fake notes and listings are valid protocol", function()
+    local note = fake.note(NOTES, "a.md", "A", 1764500000000, { "rust" })
+    assert_valid(def("Note"), note, "fake note")
+    assert_valid(
+      method("kb/notes").result,
+      { notes = { note }, total = 1, index = { state = "ready", pending = 0 } },
+      "fake notes result"
+    )
   end)
 
   check("the unit tests' fake hits and answers are valid protocol", function()

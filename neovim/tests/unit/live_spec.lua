@@ -151,22 +151,50 @@ describe("kbls.live", function()
     live:close()
   end)
 
-  it("with list_empty, an empty prompt lists the notes (a filter-only query)", function()
+  it("with list_empty, an empty prompt lists the notes with kb/notes, most recent first", function()
     local s = fake_send()
-    local params_sent
+    local listed, searched, last_search = {}, 0, nil
+    local notes = {
+      fake.note(ROOT, "new.md", "New", 1764500000000, { "rust" }),
+      fake.note(ROOT, "old.md", "Old", 1700000000000),
+    }
     local ls = live_search.new({
       debounce = 0,
       list_empty = true,
+      search = { filters = { tags = { "rust" } } },
       send = function(p, handler)
-        params_sent = p
+        searched, last_search = searched + 1, p
         return s.fn(p, handler)
       end,
+      list = function(p, handler)
+        listed[#listed + 1] = p
+        handler(nil, { notes = notes, total = 2, index = { state = "ready", pending = 0 } })
+        return function() end
+      end,
     })
-    ls:send("  ", function() end)
-    assert.same(request_params.list_notes(), params_sent)
-    assert.equals("path:**", params_sent.query)
-    assert.equals(200, params_sent.limit)
-    assert.is_true(params_sent.groupByFile)
+    local got
+    ls:send("  ", function(hits, err)
+      got = { hits = hits, err = err }
+    end)
+    assert.equals(0, searched)
+    assert.same({ request_params.list_notes({ filters = { tags = { "rust" } } }) }, listed)
+    assert.same({ limit = 200, filters = { tags = { "rust" } } }, listed[1])
+    assert.is_nil(got.err)
+    assert.same(
+      { "new.md", "old.md" },
+      vim.tbl_map(function(h)
+        return h.path
+      end, got.hits)
+    )
+    assert.same(
+      { start = { line = 0, character = 0 }, ["end"] = { line = 1, character = 0 } },
+      got.hits[1].range
+    )
+    assert.equals("ready", ls:index().state)
+    -- typing searches within the same filters
+    ls:send("borrow", function() end)
+    assert.equals(1, searched)
+    assert.same({ tags = { "rust" } }, last_search.filters)
     ls:close()
   end)
 

@@ -19,12 +19,15 @@ describe("kbls pickers without telescope", function()
       input = vim.ui.input,
       search = api.search,
       related = api.related,
+      tags = api.tags,
+      notes = api.notes,
       notify = vim.notify,
     }
   end)
   after_each(function()
     vim.ui.select, vim.ui.input, api.search, api.related, vim.notify =
       orig.select, orig.input, orig.search, orig.related, orig.notify
+    api.tags, api.notes = orig.tags, orig.notes
     vim.cmd("silent! %bwipeout!")
     ws.remove(root)
   end)
@@ -130,6 +133,59 @@ describe("kbls pickers without telescope", function()
     kbls.search("bad")
     assert.matches("nothing found", msgs[1])
     assert.matches("query: too long", msgs[2])
+  end)
+
+  it(":KbTags lists tags with counts; the chosen tag lists its notes, most recent first", function()
+    local sent = {}
+    api.tags = function(params, cb)
+      sent.tags = params
+      cb(nil, { tags = { { name = "rust", count = 2 }, { name = "baking", count = 1 } }, total = 2 })
+      return function() end
+    end
+    api.notes = function(params, cb)
+      sent.notes = params
+      cb(nil, {
+        notes = {
+          fake.note(root, "b.md", "B", 1764500000000, { "rust" }),
+          fake.note(root, "a.md", "A", 1700000000000, { "rust", "memory" }),
+        },
+        total = 2,
+      })
+      return function() end
+    end
+    local prompts, shown = {}, {}
+    vim.ui.select = function(list, opts, cb)
+      prompts[#prompts + 1] = opts.prompt
+      shown[#shown + 1] = vim.tbl_map(opts.format_item, list)
+      cb(list[1], 1)
+    end
+    vim.cmd("KbTags ru")
+    assert.same({ prefix = "ru" }, sent.tags)
+    assert.same({ "rust (2)", "baking (1)" }, shown[1])
+    assert.same({ limit = 200, filters = { tags = { "rust" } } }, sent.notes)
+    assert.same({ "kbls tags", "kbls #rust" }, prompts)
+    assert.equals(2, #shown[2])
+    assert.equals("B  b.md  " .. os.date("%Y-%m-%d", 1764500000) .. "  #rust", shown[2][1])
+    assert.matches("#rust #memory", shown[2][2], 1, true)
+    -- the chosen note opens at its first line
+    assert.equals(root .. "/b.md", vim.api.nvim_buf_get_name(0))
+    assert.equals(1, vim.api.nvim_win_get_cursor(0)[1])
+  end)
+
+  it(":KbTags says when there are no tags", function()
+    local msgs = {}
+    vim.notify = function(m)
+      msgs[#msgs + 1] = m
+    end
+    api.tags = function(_, cb)
+      cb(nil, { tags = {}, total = 0, index = { state = "ready", pending = 0 } })
+      return function() end
+    end
+    vim.ui.select = function()
+      error("must not open a picker")
+    end
+    vim.cmd("KbTags")
+    assert.matches("no tags", msgs[1])
   end)
 
   it(":KbSearch! puts the hits in the quickfix list; a visual range searches the selection", function()

@@ -38,7 +38,8 @@ function M.line(item)
   local utils = require("fzf-lua.utils")
   local label = utils.ansi_codes.bold(items.label(item))
   local snippet = items.one_line_snippet(item)
-  local reasons = #item.reasons > 0 and ("  " .. table.concat(item.reasons, "; ")) or ""
+  local extra = #item.reasons > 0 and table.concat(item.reasons, "; ") or items.note_info(item)
+  local reasons = extra ~= "" and ("  " .. extra) or ""
   local text = label .. reasons .. (snippet ~= "" and ("  " .. utils.ansi_codes.grey(snippet)) or "")
   return ("%s:%d:%d:%s"):format(utils.ansi_codes.magenta(shown_path(item)), item.lnum, item.col, text)
 end
@@ -80,7 +81,7 @@ local function lines(list, shown)
 end
 
 --- Live search: each change of the prompt reloads fzf with the hits of `kb/search`.
----@param opts table|nil fzf-lua options, plus `query` (initial text), `bufnr`, `search` (overrides of the `search` options)
+---@param opts table|nil fzf-lua options, plus `query` (initial text), `bufnr`, `search` (overrides of the `search` options), `title`
 function M.live_search(opts)
   opts = vim.deepcopy(opts or {})
   local fzf_lua = fzf()
@@ -89,8 +90,8 @@ function M.live_search(opts)
     search = opts.search,
     list_empty = true,
   })
-  local query = opts.query
-  opts.query, opts.search, opts.bufnr = nil, nil, nil
+  local query, title = opts.query, opts.title or "kbls search"
+  opts.query, opts.search, opts.bufnr, opts.title = nil, nil, nil, nil
   local shown, origin = {}, vim.api.nvim_get_current_win()
   -- Results that came while the index was loading are refreshed once it is ready: fzf reloads
   -- on a change of the prompt, so type a space and delete it (the query ends as it was).
@@ -126,9 +127,36 @@ function M.live_search(opts)
       file_icons = false,
       git_icons = false,
       actions = file_actions(shown, origin),
-      winopts = { title = " kbls search " },
+      winopts = { title = " " .. title .. " " },
     }, opts)
   )
+end
+
+--- Pick a tag (`kb/tags`, most used first); `enter` calls `options.on_choose(tag)`.
+---@param list {name: string, count: integer}[]
+---@param options {title?: string, on_choose: fun(tag: table)}
+function M.show_tags(list, options)
+  local fzf_lua = fzf()
+  local by_line = {}
+  local lines_shown = vim.tbl_map(function(tag)
+    local line = items.tag_label(tag)
+    by_line[line] = tag
+    return line
+  end, list)
+  return fzf_lua.fzf_exec(lines_shown, {
+    prompt = "tags> ",
+    winopts = { title = " " .. (options.title or "kbls tags") .. " " },
+    actions = {
+      ["enter"] = function(selected)
+        local tag = selected and selected[1] and by_line[plain(selected[1])]
+        if tag then
+          vim.schedule(function()
+            options.on_choose(tag)
+          end)
+        end
+      end,
+    },
+  })
 end
 
 --- Show a fixed list of items (related notes).

@@ -1,8 +1,8 @@
 --- The picker registry: which picker module shows search results. "auto" takes the first of
 --- telescope.nvim, snacks.nvim's picker and fzf-lua that is installed, else `vim.ui.select`.
 ---
---- Every picker module has `available()`, `show_hits(items, options)` and, when it can filter
---- as one types, `live_search(opts)`.
+--- Every picker module has `available()`, `show_hits(items, options)`, `show_tags(tags, options)`
+--- (`:KbTags`; `options.on_choose(tag)`) and, when it can filter as one types, `live_search(opts)`.
 local config = require("kbls.config")
 
 local M = {}

@@ -29,4 +29,19 @@ function M.show_hits(list, options)
   end)
 end
 
+--- Pick a tag (`kb/tags`, most used first); the chosen one goes to `options.on_choose`.
+---@param list {name: string, count: integer}[]
+---@param options {title?: string, on_choose: fun(tag: table)}
+function M.show_tags(list, options)
+  vim.ui.select(list, {
+    prompt = options.title or "kbls tags",
+    kind = "kbls_tags",
+    format_item = items.tag_label,
+  }, function(choice)
+    if choice then
+      options.on_choose(choice)
+    end
+  end)
+end
+
 return M

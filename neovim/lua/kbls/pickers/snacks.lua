@@ -141,6 +141,38 @@ function M.live_search(opts)
   return picker
 end
 
+--- Pick a tag (`kb/tags`, most used first); `<CR>` closes the picker and calls
+--- `options.on_choose(tag)`.
+---@param list {name: string, count: integer}[]
+---@param options {title?: string, on_choose: fun(tag: table)}
+---@return table picker
+function M.show_tags(list, options)
+  local Snacks = snacks()
+  return Snacks.picker.pick({
+    source = "kbls_tags",
+    title = options.title or "kbls tags",
+    items = vim.tbl_map(function(tag)
+      return { text = tag.name, kbls_tag = tag }
+    end, list),
+    format = function(entry)
+      local tag = entry.kbls_tag
+      return { { tag.name, items.hl.title }, { (" (%d)"):format(tag.count), items.hl.path } }
+    end,
+    preview = "none",
+    layout = { hidden = { "preview" } },
+    -- the server's order (most used first) while the prompt is empty
+    sort = { fields = { "score:desc", "idx" } },
+    confirm = function(picker, entry)
+      picker:close()
+      if entry then
+        vim.schedule(function()
+          options.on_choose(entry.kbls_tag)
+        end)
+      end
+    end,
+  })
+end
+
 --- Show a fixed list of items (related notes).
 ---@param list kbls.Item[]
 ---@param options {title?: string}|nil

@@ -86,7 +86,7 @@ local function map_insert_link(map, origin)
 end
 
 --- Live search: every (debounced) keystroke sends `kb/search`.
----@param opts table|nil telescope picker options, plus `query` (initial text), `bufnr`, `search` (overrides of the `search` options)
+---@param opts table|nil telescope picker options, plus `query` (initial text), `bufnr`, `search` (overrides of the `search` options), `title`
 function M.live_search(opts)
   opts = vim.deepcopy(opts or {})
   local t = deps()
@@ -115,10 +115,10 @@ function M.live_search(opts)
     live:close()
     return close(self)
   end
-  local query = opts.query
-  opts.query, opts.search = nil, nil
+  local query, title = opts.query, opts.title or "kbls search"
+  opts.query, opts.search, opts.title = nil, nil, nil
   picker = t.pickers.new(opts, {
-    prompt_title = "kbls search",
+    prompt_title = title,
     default_text = query,
     finder = finder,
     sorter = t.sorters.highlighter_only(opts),
@@ -171,6 +171,50 @@ function M.show_state(picker, index)
     end
     picker.kbls_state = note
   end)
+end
+
+--- A Telescope entry for a `kb/tags` tag: its name (what the sorter filters on) and count.
+---@param tag {name: string, count: integer}
+---@return table entry
+function M.make_tag_entry(tag)
+  return {
+    value = tag,
+    ordinal = tag.name,
+    display = function()
+      local label = items.tag_label(tag)
+      return label, { { { 0, #tag.name }, items.hl.title }, { { #tag.name, #label }, items.hl.path } }
+    end,
+  }
+end
+
+--- Pick a tag; `<CR>` closes the picker and calls `options.on_choose(tag)`.
+---@param list {name: string, count: integer}[] most used first
+---@param options {title?: string, on_choose: fun(tag: table)}
+function M.show_tags(list, options)
+  local t = deps()
+  local on_choose, title = options.on_choose, options.title or "kbls tags"
+  local popts = vim.deepcopy(options)
+  popts.on_choose, popts.title = nil, nil
+  t.pickers
+    .new(popts, {
+      prompt_title = title,
+      finder = t.finders.new_table({ results = list, entry_maker = M.make_tag_entry }),
+      sorter = t.conf.generic_sorter(popts),
+      attach_mappings = function(prompt_bufnr)
+        local actions = require("telescope.actions")
+        actions.select_default:replace(function()
+          local entry = require("telescope.actions.state").get_selected_entry()
+          actions.close(prompt_bufnr)
+          if entry then
+            vim.schedule(function()
+              on_choose(entry.value)
+            end)
+          end
+        end)
+        return true
+      end,
+    })
+    :find()
 end
 
 --- Show a fixed list of items (related notes); `<CR>`/`<C-x>`/`<C-v>`/`<C-t>` open them.

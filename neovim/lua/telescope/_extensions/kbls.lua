@@ -1,5 +1,5 @@
---- Telescope extension: `:Telescope kbls` (search), `:Telescope kbls search` and
---- `:Telescope kbls related`.
+--- Telescope extension: `:Telescope kbls` (search), `:Telescope kbls search`,
+--- `:Telescope kbls tags` and `:Telescope kbls related`.
 ---
 --- Only maps exports onto `kbls.pickers.telescope`; all logic lives in picker-independent
 --- modules. Configure with `require("telescope").setup({ extensions = { kbls = { ... } } })`:
@@ -28,6 +28,9 @@ return telescope.register_extension({
     end),
     search = with_config(function(opts)
       require("kbls.pickers.telescope").live_search(opts)
+    end),
+    tags = with_config(function(opts)
+      require("kbls").tags(vim.tbl_extend("force", opts, { picker = "telescope" }))
     end),
     related = with_config(function(opts)
       require("kbls").related(vim.tbl_extend("force", opts, { picker = "telescope" }))
