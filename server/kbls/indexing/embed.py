@@ -20,6 +20,7 @@ import numpy as np
 
 from kbls.config import DEFAULT_MODEL, ModelConfig, user_cache_dir
 from kbls.errors import ModelError
+from kbls.indexing.embed_batches import embed_grouped
 from kbls.indexing.query_cache import QueryCache
 
 if TYPE_CHECKING:
@@ -230,7 +231,12 @@ class Embedder:
         return self.passage_prefix + text
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
-        return self._embed([self.passage_text(t) for t in texts])
+        """Unit vectors of chunk texts, in order; the model sees them in length-sorted groups that
+        bound its memory (`kbls.indexing.embed_batches`)."""
+        passages = [self.passage_text(t) for t in texts]
+        if len(passages) <= 1:
+            return self._embed(passages)
+        return embed_grouped(passages, self.count_tokens, self._embed, self.config.batch_size, self.dimension)
 
     def embed_query(self, text: str) -> np.ndarray:
         """The unit vector of a search query (read-only; recent queries come from `query_cache`)."""
