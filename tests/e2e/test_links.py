@@ -184,4 +184,9 @@ def test_documents_not_open_or_outside_the_roots_get_no_answer(
     assert _complete(session, uri, 0, 2) is None
     assert _definition(session, uri, 1, 4) == []
     assert _links(session, uri) == []
+    mine = _open(session, roots["title"] / "journal/edge.md", "text [[\n")
+    assert _complete(session, mine, 1, 0) is None  # past the last line: not the link above
+    assert _complete(session, mine, 99, 99) is None and _definition(session, mine, 99, 0) == []
+    with pytest.raises(Exception, match=r"(?i)invalid params"):
+        session.raw_request("textDocument/completion", {"textDocument": {"uri": mine}, "position": "here"})
     assert session.alive()

@@ -75,7 +75,11 @@ def _open_document(ls: KblsServer, uri: str) -> tuple[TextDocument, Path] | None
     return document, Path(path)
 
 
-def _server_position(document: TextDocument, lines: list[str], position: types.Position) -> ServerTextPosition:
+def _server_position(document: TextDocument, lines: list[str], position: types.Position) -> ServerTextPosition | None:
+    """The position in Python characters; None past the last line (pygls would move it onto the
+    last line, where a link might be found that the cursor is not in)."""
+    if position.line >= len(lines):
+        return None
     return document.position_codec.position_from_client_units(lines, position)
 
 
@@ -92,6 +96,8 @@ async def completion(ls: KblsServer, params: types.CompletionParams) -> types.Co
     document, path = opened
     lines = list(document.lines)
     at = _server_position(document, lines, params.position)
+    if at is None:
+        return None
     typing = typing_at(lines, at.line, at.character)
     text = [line.rstrip("\r\n") for line in lines]
     if typing is None:
@@ -183,7 +189,7 @@ async def definition(ls: KblsServer, params: types.DefinitionParams) -> list[typ
     document, path = opened
     lines = [line.rstrip("\r\n") for line in document.lines]
     at = _server_position(document, list(document.lines), params.position)
-    ref = link_at(lines, at.line, at.character)
+    ref = link_at(lines, at.line, at.character) if at is not None else None
     if ref is None:
         return None
     answer = await _resolve(ls, path, [ref], lines)
