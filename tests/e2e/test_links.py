@@ -17,6 +17,11 @@ from tests.support.link_corpus import SLEEPLESS, write_link_workspace
 from tests.support.lsp_client import LspSession
 
 TODAY = "journal/today.md"
+TWO_SECTIONS = "journal/diary.md"
+ALLOTMENT = (
+    "Sowed seeds in small pots on the windowsill; once the frost is over the young plants go into the "
+    "beds by the fence, staked and watered at the roots."
+)
 
 
 @pytest.fixture(scope="module")
@@ -29,6 +34,15 @@ def roots(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         (root / "journal").mkdir()
         (root / TODAY).write_text("# Today\n", encoding="utf-8")
         made[style] = root
+    # A third root for kb/related: a diary of two long sections, one per topic.
+    diary = write_link_workspace(base / "diary", "title")
+    write_config(diary)
+    night, allotment = " ".join([SLEEPLESS] * 4), " ".join([ALLOTMENT] * 4)
+    (diary / TWO_SECTIONS).parent.mkdir()
+    (diary / TWO_SECTIONS).write_text(
+        f"# Diary\n\n## Night\n\n{night}\n\n## Allotment\n\n{allotment}\n", encoding="utf-8"
+    )
+    made["diary"] = diary
     return made
 
 
@@ -190,3 +204,18 @@ def test_documents_not_open_or_outside_the_roots_get_no_answer(
     with pytest.raises(Exception, match=r"(?i)invalid params"):
         session.raw_request("textDocument/completion", {"textDocument": {"uri": mine}, "position": "here"})
     assert session.alive()
+
+
+def test_related_follows_the_section_under_the_cursor(session: LspSession, roots: dict[str, Path]) -> None:
+    """kb/related with a position answers for that line's section (the panel that follows the cursor)."""
+    root = roots["diary"]
+    lines = (root / TWO_SECTIONS).read_text().split("\n")
+    uri = (root / TWO_SECTIONS).as_uri()
+
+    def first_at(line: int) -> str:
+        result = session.request("kb/related", {"uri": uri, "position": {"line": line, "character": 0}, "limit": 3})
+        return str(result["hits"][0]["path"])
+
+    assert first_at(lines.index("## Night") + 2) == "health/sleep.md"
+    assert first_at(lines.index("## Allotment") + 2) == "garden/tomatoes.md"
+    assert first_at(lines.index("## Allotment")) == "garden/tomatoes.md"  # the heading opens that section
