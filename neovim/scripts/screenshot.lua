@@ -1,0 +1,88 @@
+-- Neovim init for scripts/screenshot.sh: the plugin, telescope.nvim and plenary.nvim from the
+-- environment, the real `kbls serve`, then `:Telescope kbls search` with $KBLS_SHOT_QUERY. Once
+-- the picker shows hits and the preview, xterm's window id ($WINDOWID) is written to
+-- $KBLS_SHOT_MARKER for the capture; any failure is written there as "error: ...".
+local env = vim.env
+local marker = assert(env.KBLS_SHOT_MARKER, "KBLS_SHOT_MARKER is not set")
+
+local function finish(text)
+  local f = assert(io.open(marker, "w"))
+  f:write(text)
+  f:close()
+end
+
+vim.opt.runtimepath:prepend(env.KBLS_PLUGIN_DIR)
+vim.opt.runtimepath:append(env.KBLS_PLENARY_PATH)
+vim.opt.runtimepath:append(env.KBLS_TELESCOPE_PATH)
+vim.o.termguicolors = true
+vim.o.swapfile = false
+vim.o.shadafile = "NONE"
+
+require("telescope").setup({
+  defaults = { layout_config = { width = 0.96, height = 0.92, preview_width = 0.42 } },
+})
+require("telescope").load_extension("kbls")
+require("kbls").setup({ cmd = { env.KBLS_SERVER, "serve" }, picker = "telescope" })
+
+local deadline = vim.uv.now() + 120000
+
+--- Poll `check` every 200 ms until it returns true, then call `done`; give up at the deadline.
+local function poll(what, check, done)
+  local timer = assert(vim.uv.new_timer())
+  timer:start(
+    200,
+    200,
+    vim.schedule_wrap(function()
+      local ok, result = pcall(check)
+      if ok and result then
+        timer:stop()
+        timer:close()
+        done()
+      elseif vim.uv.now() > deadline then
+        timer:stop()
+        timer:close()
+        finish("error: timed out waiting for " .. what .. (ok and "" or (": " .. tostring(result))))
+      end
+    end)
+  )
+end
+
+local function picker()
+  for _, b in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_is_loaded(b) and vim.bo[b].filetype == "TelescopePrompt" then
+      return require("telescope.actions.state").get_current_picker(b)
+    end
+  end
+end
+
+vim.api.nvim_create_autocmd("VimEnter", {
+  once = true,
+  callback = function()
+    poll("the index to be ready", function()
+      local client = require("kbls.lsp.clients").list(0)[1]
+      if not (client and client.initialized) then
+        return false
+      end
+      local st = require("kbls.lsp.request").sync(client, "kb/status", vim.empty_dict(), 5000)
+      return st and st.state == "ready" and (st.queue or 0) == 0 and st.roots and st.roots[1]
+    end, function()
+      require("telescope").extensions.kbls.search({ query = env.KBLS_SHOT_QUERY })
+      poll("the picker's hits and preview", function()
+        local p = picker()
+        local st = p and p.previewer and p.previewer.state
+        return p
+          and p.manager
+          and p.manager:num_results() > 1
+          and st
+          and st.bufnr
+          and vim.api.nvim_buf_is_valid(st.bufnr)
+          and vim.api.nvim_buf_line_count(st.bufnr) > 1
+      end, function()
+        -- let the last redraw reach the terminal
+        vim.defer_fn(function()
+          finish(env.WINDOWID or "")
+        end, 800)
+      end)
+    end)
+  end,
+})
