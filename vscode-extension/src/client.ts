@@ -14,7 +14,7 @@ import {
   type StaticFeature,
 } from "vscode-languageclient/node";
 import * as kb from "./protocol";
-import { findPython, isNoPython, probeVersion } from "./pythonFinder";
+import { findPython, isNoPython, probeVersion, venvPython } from "./pythonFinder";
 import {
   adviseVersion,
   bundledWheelPath,
@@ -162,6 +162,8 @@ export class KbClient implements vscode.Disposable {
         },
       },
     };
+    // Asked beside the start, not after it: a server too old to start still gets its upgrade offer.
+    void this.checkVersion(located);
     const client = new LanguageClient("kbls", "kbls", serverOptions, clientOptions);
     client.registerFeature(new EnabledFoldersOnly(enabled));
     this.client = client;
@@ -186,7 +188,6 @@ export class KbClient implements vscode.Disposable {
     this.attach(client);
     this.statusBar.setPhase("running");
     void this.refreshStatus();
-    void this.checkVersion(located);
     return client;
   }
 
@@ -273,8 +274,12 @@ export class KbClient implements vscode.Disposable {
 
   private async doInstall(): Promise<boolean> {
     const folder = this.enabledFolders()[0] ?? vscode.workspace.workspaceFolders?.[0];
-    const fromExtension = await pythonExtensionInterpreter(folder?.uri).catch(() => undefined);
-    const python = await findPython({ ...nodeDeps(), probeVersion }, fromExtension);
+    // An upgrade reuses the environment's own interpreter; a first install looks for one.
+    const own = venvPython(managedVenv(this.place.storageDir), process.platform);
+    const ownVersion = await probeVersion(own, []);
+    const python = ownVersion
+      ? { command: own, args: [], label: "the extension's environment", version: ownVersion }
+      : await findPython({ ...nodeDeps(), probeVersion }, await pythonExtensionInterpreter(folder?.uri).catch(() => undefined));
     if (isNoPython(python)) {
       this.output.error(python.error);
       void vscode.window.showErrorMessage(python.error, "Show Output").then((c) => c && this.output.show());
@@ -322,6 +327,9 @@ export class KbClient implements vscode.Disposable {
   }
 
   async stop(): Promise<void> {
+    // A client still starting cannot be stopped (vscode-languageclient rejects, unhandled): let
+    // the start settle first, for a few seconds at most.
+    if (this.starting) await Promise.race([this.starting.catch(() => undefined), new Promise((r) => setTimeout(r, 5000))]);
     const client = this.client;
     this.client = undefined;
     for (const d of this.clientDisposables.splice(0)) d.dispose();

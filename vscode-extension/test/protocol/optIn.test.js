@@ -125,13 +125,16 @@ test("multi-root: only the enabled folder is indexed, the other is not even told
     fs.rmSync(notes, { recursive: true, force: true });
     fs.rmSync(code, { recursive: true, force: true });
   });
-  const s = await session(t, [notes, code], { answer: () => "Not now" });
-  await waitFor(`"KB: ${NOTE_COUNT} notes"`, () => s.statusText().includes(`KB: ${NOTE_COUNT} notes`), 120000);
-  await s.open("README.md", code);
-  await waitFor("the question for the second folder", () => s.questions().length === 1);
-  assert.match(s.questions()[0].m, /\(kbls-optin-code-/, "the question names the folder in a multi-root workspace");
-  await s.host.commands.get("kbls.showStatus")();
-  const text = s.host.openedEditors.at(-1).document.getText();
-  assert.match(text, /in 1 root/, text);
-  assert.ok(!text.includes(code), "the code folder is not a root of the server");
+  // In a subtest, so that the extension stops its server before the outer hook ends the processes.
+  await t.test("one server, one root", async (t) => {
+    const s = await session(t, [notes, code], { answer: () => "Not now" });
+    await waitFor(`"KB: ${NOTE_COUNT} notes"`, () => s.statusText().includes(`KB: ${NOTE_COUNT} notes`), 120000);
+    await s.open("README.md", code);
+    await waitFor("the question for the second folder", () => s.questions().length === 1);
+    assert.match(s.questions()[0].m, /\(kbls-optin-code-/, "the question names the folder in a multi-root workspace");
+    await s.host.commands.get("kbls.showStatus")();
+    const text = s.host.openedEditors.at(-1).document.getText();
+    assert.match(text, /in 1 root/, text);
+    assert.ok(!text.includes(code), "the code folder is not a root of the server");
+  });
 });
