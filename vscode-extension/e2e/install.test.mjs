@@ -57,6 +57,8 @@ test("no kbls anywhere: opt in, install the server from the VSIX, search", { ski
   fs.rmSync(path.join(ws, ".kbls.yaml"));
   fs.writeFileSync(path.join(ws, "README.md"), "# My notes\n\nA folder of notes on Rust, baking, travel and git.\n");
   // PATH: a folder with only `python3`, node 24 (code-server runs on it) and the system folders.
+  // (code-server's extension host may take PATH from a login shell instead: either way the
+  // extension must report that it found no kbls, which the second step checks.)
   const bin = fs.mkdtempSync(path.join(os.tmpdir(), "kbls-install-bin-"));
   fs.symlinkSync(PYTHON, path.join(bin, "python3"));
   const nodeBin = path.dirname(process.execPath);
