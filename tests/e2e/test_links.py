@@ -6,6 +6,7 @@ Documents are sent with didOpen/didChange and never saved: completion reads the 
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -219,3 +220,24 @@ def test_related_follows_the_section_under_the_cursor(session: LspSession, roots
     assert first_at(lines.index("## Night") + 2) == "health/sleep.md"
     assert first_at(lines.index("## Allotment") + 2) == "garden/tomatoes.md"
     assert first_at(lines.index("## Allotment")) == "garden/tomatoes.md"  # the heading opens that section
+
+
+def test_random_link_soup_never_fails_and_never_leaves_the_roots(session: LspSession, roots: dict[str, Path]) -> None:
+    """Documents of random brackets, paths and wide characters, asked at random positions (some
+    past the line's end): every answer is a result, and every target lies inside a root."""
+    rng = random.Random(1313)
+    pieces = ["[", "[[", "]]", "](", "(", ")", "]", "#", "|", "`", "```", "😋", "é", "../", "/", "sleep", "Index funds",
+              "health/sleep.md", "%20", " ", "\t", "\r", "..", "~", "<", ">", "\\"]
+    inside = tuple(root.as_uri() + "/" for root in roots.values())
+    for version in range(1, 121):
+        lines = ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 12))) for _ in range(rng.randint(1, 6))]
+        uri = _open(session, roots["title"] / "journal/soup.md", "\n".join(lines), version)
+        line = rng.randint(0, len(lines))
+        character = rng.randint(0, 40)
+        found = _complete(session, uri, line, character)
+        assert found is None or all(isinstance(item.text_edit, types.TextEdit) for item in found.items)
+        for location in _definition(session, uri, line, character):
+            assert location.uri.startswith(inside), location.uri
+        for link in _links(session, uri):
+            assert link.target is not None and link.target.startswith(inside), link.target
+    assert session.alive()
