@@ -105,6 +105,7 @@ def test_notes_page_with_offset_and_filter(session: LspSession) -> None:
     assert [n.path for n in first.notes + second.notes] == every[:4]
     assert first.total == second.total == len(every)
     assert _notes(session, limit=5, offset=len(every)).notes == []
+    assert _notes(session, limit=5, offset=2**63 - 1).notes == []  # past SQLite's integers: empty
     rust = _notes(session, filters={"tags": ["rust"]})
     assert [n.path for n in rust.notes] == ["rust/borrowing.md", "rust/ownership.md"]
     assert rust.total == 2

@@ -74,8 +74,23 @@ related_params = st.one_of(
 reindex_params = st.one_of(
     json_values, st.fixed_dictionaries({}, optional={"force": json_scalars, "uris": st.lists(uris, max_size=3) | json_scalars}),
 )
+tags_params = st.one_of(
+    json_values, st.fixed_dictionaries({}, optional={"prefix": st.one_of(weird_strings, json_scalars), "limit": limits}),
+)
+notes_params = st.one_of(
+    json_values,
+    st.fixed_dictionaries({}, optional={
+        "limit": limits, "offset": limits,
+        "filters": st.one_of(json_values, st.fixed_dictionaries({}, optional={
+            "paths": st.lists(weird_strings, max_size=3) | json_scalars,
+            "tags": st.lists(weird_strings, max_size=3) | json_scalars,
+        })),
+    }),
+)
 requests = st.one_of(
     st.tuples(st.just("kb/search"), search_params),
+    st.tuples(st.just("kb/tags"), tags_params),
+    st.tuples(st.just("kb/notes"), notes_params),
     st.tuples(st.just("kb/related"), related_params),
     st.tuples(st.just("kb/reindex"), reindex_params),
     st.tuples(st.just("kb/status"), json_values),

@@ -17,6 +17,9 @@ from kbls.retrieval.snippet import make_snippet
 from kbls.storage.records import ListedFile
 from kbls.storage.store import Store
 
+#: the largest integer SQLite binds.
+SQLITE_MAX_INT = 2**63 - 1
+
 
 @dataclass(frozen=True)
 class TagCount:
@@ -62,7 +65,8 @@ class Listing:
         """
         for pattern in filters.paths:
             check_glob(pattern)
-        return self.store.recent_files(filters, limit, skip)
+        # a page far beyond the end (offset + limit past SQLite's integers) is simply empty
+        return self.store.recent_files(filters, min(limit, SQLITE_MAX_INT), skip)
 
     def summaries(self, files: Sequence[ListedFile]) -> list[NoteSummary]:
         """`files` with their tags and a snippet (read for the page shown only, not the whole list)."""
