@@ -10,6 +10,7 @@ from pathlib import Path
 from tests.support.corpus import make_workspace
 from tests.support.lsp_client import LspSession
 from tests.support.processes import KBLS
+from tests.support.raw_stdio import frame, initialize_params, read_message
 from tests.support.user_daemon import DaemonEnv
 
 from kbls.userdaemon.relay import Session
@@ -98,3 +99,31 @@ def test_a_second_daemon_exits_at_once_and_leaves_the_first_serving(tmp_path: Pa
         assert "another kbls daemon already serves" in daemon_env.log()
         assert daemon_env.pid() == first
         assert editor.search("rust ownership").hits
+
+
+def test_the_relay_exits_after_exit_while_the_editor_keeps_its_end_open(tmp_path: Path, daemon_env: DaemonEnv) -> None:
+    root = make_workspace(tmp_path, "notes")
+    env = {**daemon_env.env, "XDG_CACHE_HOME": str(tmp_path / "xdg-cache")}
+    relay = subprocess.Popen([str(KBLS), "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
+    assert relay.stdin is not None and relay.stdout is not None
+    try:
+        params = initialize_params(root)
+        for message in (
+            {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params},
+            {"jsonrpc": "2.0", "method": "initialized", "params": {}},
+            {"jsonrpc": "2.0", "id": 2, "method": "shutdown", "params": None},
+        ):
+            relay.stdin.write(frame(message))
+        relay.stdin.flush()
+        answers = [read_message(relay.stdout) for _ in range(2)]
+        while answers[-1] is not None and answers[-1].get("id") != 2:
+            answers.append(read_message(relay.stdout))
+        assert answers[-1] is not None and "result" in answers[-1]
+        relay.stdin.write(frame({"jsonrpc": "2.0", "method": "exit", "params": None}))
+        relay.stdin.flush()
+        assert relay.wait(30) == 0  # stdin is still open
+        assert daemon_env.pid() is not None  # the daemon stays for other clients
+    finally:
+        if relay.poll() is None:
+            relay.kill()
+            relay.wait()

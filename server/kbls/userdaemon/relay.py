@@ -14,7 +14,8 @@ while the editor is still there (the daemon was killed, crashed or restarted), t
    `initialized`, then forwards again.
 
 Answers of the editor to requests of a previous daemon (progress tokens) are dropped. The relay
-ends when the editor closes stdin or after `exit` (the daemon then closes the connection).
+ends when the editor closes stdin, or after `exit` once the daemon closed the connection (exit
+status 0 after `shutdown`, else 1, as the LSP asks).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import contextlib
 import itertools
 import json
 import logging
+import os
 import socket
 import sys
 import time
@@ -74,6 +76,7 @@ class Session:
     #: ids of the relay's own replayed `initialize` (their answers are dropped)
     own_ids: set[Any] = field(default_factory=set)
     exiting: bool = False
+    shutdown: bool = False
 
     def from_editor(self, message: dict[str, Any]) -> bool:
         """Note an editor message; False when it must not be forwarded (a stale answer)."""
@@ -92,6 +95,8 @@ class Session:
             self._apply_folders(message.get("params"))
         elif method == "exit":
             self.exiting = True
+        elif method == "shutdown":
+            self.shutdown = True
         return True
 
     def sent(self, message: dict[str, Any]) -> None:
@@ -145,16 +150,20 @@ class Relay:
         self._ready.set()
         pump = asyncio.create_task(self._from_backend())
         stream = framing.StdinStream(self.stdin)
+        editor = asyncio.create_task(self._from_editor(stream))
         try:
-            await self._from_editor(stream)
+            # The editor closing stdin ends the relay; so does the backend closing after `exit`
+            # (an editor may wait for the server process to exit before closing its end).
+            await asyncio.wait({editor, pump}, return_when=asyncio.FIRST_COMPLETED)
         finally:
             self._closing = True
             stream.close()
             await self._close_backend()
-            pump.cancel()
-            with contextlib.suppress(asyncio.CancelledError, ConnectionError, OSError):
-                await pump
-        return 0
+            for task in (editor, pump):
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, ConnectionError, OSError):
+                    await task
+        return 0 if self.session.shutdown or not self.session.exiting else 1
 
     # -- editor -> backend -----------------------------------------------------------------
     async def _from_editor(self, stream: framing.StdinStream) -> None:
@@ -304,6 +313,12 @@ def relay(paths: DaemonPaths, sock: socket.socket) -> int:
     """Relay this process's stdio to the daemon at the other end of `sock` until the editor leaves."""
     stdout = sys.stdout.buffer
     try:
-        return asyncio.run(Relay(paths, sys.stdin.buffer, stdout).run(sock))
+        code = asyncio.run(Relay(paths, sys.stdin.buffer, stdout).run(sock))
     except KeyboardInterrupt:
-        return 0
+        code = 0
+    # The stdin thread may still be blocked in a read the editor never ends; Python's exit would
+    # join it. Nothing is left to flush but the log.
+    logging.shutdown()
+    with contextlib.suppress(OSError, ValueError):
+        stdout.flush()
+    os._exit(code)
