@@ -72,11 +72,8 @@ class Listing:
         """`files` with their tags and a snippet (read for the page shown only, not the whole list)."""
         ids = [f.id for f in files]
         tags = self.store.tags_of_files(ids)
-        first = self.store.first_chunk_of_files(ids)
-        rows = self.store.chunk_rows(list(first.values()))
-        out = []
-        for f in files:
-            row = rows.get(first.get(f.id, -1))
-            snippet = make_snippet(row.body, []) if row is not None else ""
-            out.append(NoteSummary(f.path, f.title, f.mtime_ns, tags.get(f.id, []), snippet))
-        return out
+        bodies = self.store.first_chunk_bodies(ids)
+        return [
+            NoteSummary(f.path, f.title, f.mtime_ns, tags.get(f.id, []), make_snippet(bodies.get(f.id, ""), []))
+            for f in files
+        ]

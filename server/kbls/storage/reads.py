@@ -255,15 +255,43 @@ class StoreReads:
         return out
 
     def tag_counts(self, prefix: str = "", skip: Sequence[str] = ()) -> list[tuple[str, int]]:
-        """(tag, indexed notes carrying it) for the tags starting with `prefix` (lowercase, no
-        `#`), leaving out the notes under the root-relative folders `skip` (each ending in `/`)."""
-        params: Params = {"prefix": prefix}
-        where = " AND ".join(["f.hash IS NOT NULL", "substr(t.tag, 1, length(:prefix)) = :prefix", *_not_under(skip, params)])
-        rows = self.db.conn.execute(
-            f"SELECT t.tag, count(*) FROM tags t JOIN files f ON f.id = t.file_id WHERE {where} GROUP BY t.tag",
-            params,
-        ).fetchall()
+        """(tag, notes carrying it) for the tags starting with `prefix` (lowercase, no `#`),
+        leaving out the notes under the root-relative folders `skip` (each ending in `/`).
+
+        Only indexed notes have tags (a skipped file never gets any), so the `tags_tag` index
+        answers with no join to `files`: ~6 ms for 50,000 tags of 10,000 notes, ~80 with the
+        join (benchmarks/bench_listings.py)."""
+        params: Params = {"low": prefix, "high": prefix + "\U0010ffff"}
+        in_range = "t.tag >= :low AND t.tag < :high"
+        sql = f"SELECT t.tag, count(*) FROM tags t WHERE {in_range} GROUP BY t.tag"
+        counts = dict(self.db.conn.execute(sql, params).fetchall())
+        if skip:
+            # The notes under `skip` are few: count their tags apart and take them off. CROSS JOIN
+            # makes SQLite read `files` first and each file's tags by the primary key (11 ms, not 77).
+            under = " OR ".join(f"substr(f.path, 1, length(:skip{i})) = :skip{i}" for i in range(len(skip)))
+            params.update({f"skip{i}": folder for i, folder in enumerate(skip)})
+            for tag, count in self.db.conn.execute(
+                f"SELECT t.tag, count(*) FROM files f CROSS JOIN tags t ON t.file_id = f.id WHERE ({under}) AND {in_range} "
+                "GROUP BY t.tag",
+                params,
+            ):
+                counts[tag] -= count
+        rows = [(tag, count) for tag, count in counts.items() if count > 0]
         return [(str(tag), int(count)) for tag, count in rows]
+
+    def first_chunk_bodies(self, file_ids: Iterable[int]) -> dict[int, str]:
+        """file id -> the text of its first chunk; files without chunks are absent."""
+        wanted = list(set(file_ids))
+        out: dict[int, str] = {}
+        for i in range(0, len(wanted), BATCH):
+            batch = wanted[i : i + BATCH]
+            marks = ",".join("?" * len(batch))
+            rows = self.db.conn.execute(
+                f"SELECT c.file_id, c.body, min(c.ord) FROM chunks c WHERE c.file_id IN ({marks}) GROUP BY c.file_id",
+                batch,
+            )
+            out.update((int(fid), str(body)) for fid, body, _ in rows)
+        return out
 
     def recent_files(self, filters: Filters, limit: int, skip: Sequence[str] = ()) -> tuple[list[ListedFile], int]:
         """Up to `limit` indexed notes the filters keep, most recently modified first (then by
