@@ -1,7 +1,9 @@
 -- Neovim init for scripts/screenshot.sh: the plugin, telescope.nvim and plenary.nvim from the
--- environment, the real `kbls serve`, then `:Telescope kbls search` with $KBLS_SHOT_QUERY. Once
--- the picker shows hits and the preview, xterm's window id ($WINDOWID) is written to
--- $KBLS_SHOT_MARKER for the capture; any failure is written there as "error: ...".
+-- environment, the real `kbls serve`, then the picker of $KBLS_SHOT_MODE: "search" (`:Telescope
+-- kbls search` with $KBLS_SHOT_QUERY), "notes" (the same with an empty prompt: the notes, most
+-- recent first) or "tags" (`:Telescope kbls tags`). Once the picker shows its rows (and the
+-- preview), xterm's window id ($WINDOWID) is written to $KBLS_SHOT_MARKER for the capture; any
+-- failure is written there as "error: ...".
 local env = vim.env
 local marker = assert(env.KBLS_SHOT_MARKER, "KBLS_SHOT_MARKER is not set")
 
@@ -66,14 +68,24 @@ vim.api.nvim_create_autocmd("VimEnter", {
       local st = require("kbls.lsp.request").sync(client, "kb/status", vim.empty_dict(), 5000)
       return st and st.state == "ready" and (st.queue or 0) == 0 and st.roots and st.roots[1]
     end, function()
-      require("telescope").extensions.kbls.search({ query = env.KBLS_SHOT_QUERY })
-      poll("the picker's hits and preview", function()
+      local mode = env.KBLS_SHOT_MODE or "search"
+      if mode == "tags" then
+        require("telescope").extensions.kbls.tags({})
+      else
+        require("telescope").extensions.kbls.search({
+          query = mode == "search" and env.KBLS_SHOT_QUERY or nil,
+        })
+      end
+      poll("the picker's rows and preview", function()
         local p = picker()
-        local st = p and p.previewer and p.previewer.state
-        return p
-          and p.manager
-          and p.manager:num_results() > 1
-          and st
+        if not (p and p.manager and p.manager:num_results() > 1) then
+          return false
+        end
+        if mode == "tags" then
+          return true -- no previewer
+        end
+        local st = p.previewer and p.previewer.state
+        return st
           and st.bufnr
           and vim.api.nvim_buf_is_valid(st.bufnr)
           and vim.api.nvim_buf_line_count(st.bufnr) > 1
