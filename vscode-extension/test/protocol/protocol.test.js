@@ -225,6 +225,8 @@ test("kb/* protocol against the real kbls serve", { skip, timeout: 240000 }, asy
       ["kb/related", kb.relatedParams(uriOf("rust/ownership.md"), { line: 8, character: 0 }, 3)],
       ["kb/status", {}],
       ["kb/reindex", kb.reindexParams({ uris: [uriOf("rust/ownership.md")] })],
+      ["kb/tags", kb.tagsParams({ prefix: "ru", limit: 5 })],
+      ["kb/notes", kb.notesParams({ limit: 3, offset: 1, filters: { paths: ["rust/**"] } })],
     ];
     for (const [method, params] of requests) {
       if (schema.methods[method].params) check(schema.methods[method].params, params, `${method} params`);
