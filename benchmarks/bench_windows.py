@@ -4,7 +4,8 @@ Each window is a real pygls client over stdio (`LspSession`) on the same indexed
 generated notes), as N VS Code windows or a VS Code and a Neovim on the same notes. After every
 window is ready and has searched, the resident memory (VmRSS) and peak (VmHWM) of every kbls
 process is read from /proc: the N servers, or the N relays and the one daemon. The figures are
-printed as a markdown table for `docs/benchmarks.md` (section "Per-user daemon").
+printed as a markdown table for `docs/benchmarks.md` (section "Per-user daemon"), with the wall
+time of `kbls search --json` while the daemon has the root open, and alone.
 
     .venv/bin/python benchmarks/bench_windows.py --windows 4
 """
@@ -15,15 +16,20 @@ import argparse
 import datetime as dt
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 from tests.support.corpus import make_corpus, write_config  # noqa: E402
 from tests.support.lsp_client import LspSession  # noqa: E402
+from tests.support.processes import KBLS  # noqa: E402
+
+CLI_RUNS = 5
 
 
 def memory_mb(pid: int) -> tuple[float, float]:
@@ -64,6 +70,17 @@ def measure(windows: int, notes: int, shared: bool) -> dict[str, float]:
         pid = daemon_pid(runtime) if shared else None
         daemon = memory_mb(pid) if pid else (0.0, 0.0)
         figures.update(daemon_rss=daemon[0], daemon_peak=daemon[1], total_rss=figures["front_rss"] + daemon[0])
+        if shared:  # the CLI while the daemon has the root open, and alone
+            cli_env = {**env, "XDG_CACHE_HOME": str(work / "xdg-cache")}
+            warm: list[float] = []
+            alone: list[float] = []
+            for _ in range(CLI_RUNS):
+                for times, extra in ((warm, {}), (alone, {"KBLS_NO_DAEMON": "1"})):
+                    started = time.perf_counter()
+                    subprocess.run([str(KBLS), "search", "budget plan meeting", "--json"], cwd=root,
+                                   env={**cli_env, **extra}, capture_output=True, check=True)
+                    times.append(time.perf_counter() - started)
+            figures.update(cli_warm=statistics.median(warm), cli_alone=statistics.median(alone))
         return figures
     finally:
         for session in sessions:
@@ -90,6 +107,8 @@ def main() -> int:
           f"{alone['total_rss']:.0f} MB |")
     print(f"| {n} relays + 1 `kbls daemon` | {shared['front_rss'] / n:.0f} MB (peak {shared['front_peak']:.0f}) | "
           f"{shared['daemon_rss']:.0f} / {shared['daemon_peak']:.0f} MB | {shared['total_rss']:.0f} MB |")
+    print(f"\n`kbls search --json`, whole process, median of {CLI_RUNS} interleaved runs: with the daemon "
+          f"{shared['cli_warm']:.2f} s, alone (`KBLS_NO_DAEMON=1`) {shared['cli_alone']:.2f} s.")
     return 0
 
 
