@@ -1,7 +1,8 @@
 -- Telescope against the real `kbls serve` ($KBLS_SERVER), opened the moment the client is up,
 -- while the daemon is still loading its model: the picker must fill in by itself once the
 -- index is ready (it used to stay empty until the prompt changed), and bare `:Telescope kbls`
--- must open the search.
+-- must open the search. Then `:Telescope kbls tags` lists the real tags and the chosen tag's
+-- search lists its notes, most recently modified first.
 local clients = require("kbls.lsp.clients")
 local ws = require("helpers.workspace")
 
@@ -32,8 +33,9 @@ describe("telescope with the real daemon", function()
       [".kbls.yaml"] = "store: .kbls-store\n",
       ["tides.md"] = "# Tides\n\nThe moon's gravity pulls the oceans into two bulges,"
         .. " so most coasts see two high tides a day.\n",
-      ["bread.md"] = "# Bread\n\nKnead the dough, let it rise, bake it in a hot oven.\n",
-      ["stars.md"] = "# Stars\n\nA star shines by fusing hydrogen into helium in its core.\n",
+      ["bread.md"] = "# Bread\n\nKnead the dough, let it rise, bake it in a hot oven. #kitchen\n",
+      ["stars.md"] = "# Stars\n\nA star shines by fusing hydrogen into helium in its core. #sky\n",
+      ["moon.md"] = "# Moon\n\nThe moon has phases: new, crescent, full. #sky\n",
     })
     require("kbls").setup({ cmd = { SERVER, "serve" }, picker = "telescope", search = { debounce = 10 } })
     require("telescope").load_extension("kbls")
@@ -75,5 +77,43 @@ describe("telescope with the real daemon", function()
     -- the first row is the tides note (telescope lists the best match at the bottom by default)
     local selected = require("telescope.actions.state").get_selected_entry()
     assert.equals("tides.md", selected.value.relpath)
+    require("telescope.actions").close(select(2, picker()))
+  end)
+
+  it("tags: the real tags with counts; <CR> lists the tag's notes, most recent first", function()
+    -- moon.md becomes the most recently modified note of #sky
+    local stamp = os.time() + 60
+    vim.uv.fs_utime(root .. "/moon.md", stamp, stamp)
+    vim.uv.fs_utime(root .. "/stars.md", stamp - 3600, stamp - 3600)
+    local client = clients.list(0)[1]
+    local reindexed = false
+    require("kbls.api").reindex({ force = false }, function()
+      reindexed = true
+    end, { client = client })
+    assert.is_true(vim.wait(TIMEOUT, function()
+      if not reindexed then
+        return false
+      end
+      local r = require("kbls.lsp.request").sync(client, "kb/notes", { limit = 1 }, 5000)
+      return r and r.notes[1] and r.notes[1].path == "moon.md"
+    end, 200))
+    vim.cmd("Telescope kbls tags")
+    local p, b
+    assert.is_true(vim.wait(10000, function()
+      p, b = picker()
+      return p ~= nil and p.prompt_title == "kbls tags" and #result_lines(p) == 2
+    end, 20))
+    local text = table.concat(result_lines(p), "\n")
+    assert.matches("sky (2)", text, 1, true)
+    assert.matches("kitchen (1)", text, 1, true)
+    assert.equals("sky", require("telescope.actions.state").get_selected_entry().value.name)
+    require("telescope.actions").select_default(b)
+    assert.is_true(vim.wait(10000, function()
+      p, b = picker()
+      return p ~= nil and p.prompt_title == "kbls #sky" and #result_lines(p) == 2
+    end, 20))
+    -- the selected (first) entry is the most recent note of the tag
+    assert.equals("moon.md", require("telescope.actions.state").get_selected_entry().value.relpath)
+    assert.matches("#sky", table.concat(result_lines(p), "\n"), 1, true)
   end)
 end)
