@@ -109,7 +109,7 @@ describe("telescope with the real daemon", function()
     assert.equals("sky", require("telescope.actions.state").get_selected_entry().value.name)
     require("telescope.actions").select_default(b)
     assert.is_true(vim.wait(10000, function()
-      p, b = picker()
+      p = picker()
       return p ~= nil and p.prompt_title == "kbls #sky" and #result_lines(p) == 2
     end, 20))
     -- the selected (first) entry is the most recent note of the tag
