@@ -103,3 +103,44 @@ def test_a_daemon_killed_mid_search_costs_no_client_its_search(tmp_path: Path, d
     finally:
         for session in sessions:
             session.close()
+
+
+def _answers(session: LspSession) -> bool:
+    """A search is answered (a request lost with its daemon fails with "try again": not yet)."""
+    try:
+        return "hits" in session.request("kb/search", {"query": "rust"})
+    except Exception as exc:  # the relay's RequestFailed for a request the dead daemon held
+        assert "try again" in str(exc), exc
+        return False
+
+
+def _children(pid: int) -> list[str]:
+    """Command lines of the direct children of `pid`."""
+    out = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and (entry / "stat").read_text().split(") ")[1].split()[1] == str(pid):
+                out.append((entry / "cmdline").read_bytes().replace(b"\0", b" ").decode())
+        except (OSError, IndexError):
+            continue
+    return out
+
+
+def test_a_relay_whose_daemon_keeps_dying_falls_back_to_a_standalone_server(
+    tmp_path: Path, daemon_env: DaemonEnv
+) -> None:
+    alpha = make_workspace(tmp_path, "alpha")
+    with _open([alpha], tmp_path, daemon_env, "flappy") as session:
+        session.wait_ready()
+        runtime = Path(daemon_env.env["XDG_RUNTIME_DIR"])
+        for _ in range(3):  # three losses within 30 s: the relay stops trying the daemon
+            [pid] = session.wait_for(lambda: daemon_pids(runtime), what="a daemon")
+            os.kill(pid, signal.SIGKILL)
+            assert wait_gone(pid, 10)
+            session.wait_for(lambda: _answers(session), what="an answer")
+        assert session.process is not None
+        relay = session.process.pid
+        session.wait_for(lambda: any("--standalone" in c for c in _children(relay)), what="a standalone child")
+        _wait_for_hits(session, "rust ownership")
+        assert daemon_pids(runtime) == []
+        assert "kbls serve --standalone" in session.log_file.read_text()
