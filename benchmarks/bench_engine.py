@@ -364,8 +364,25 @@ def render(results: dict) -> str:
     return "\n".join(out)
 
 
+def _blocks(section: str) -> dict[str, str]:
+    """The `### ` blocks of an engine section, by heading."""
+    blocks: dict[str, str] = {}
+    for part in section.split("\n### ")[1:]:
+        heading, _, _ = part.partition("\n")
+        blocks[heading] = "### " + part.split(END, 1)[0].rstrip("\n") + "\n"
+    return blocks
+
+
 def write_doc(results: dict) -> None:
-    replace_section(DOC, START, END, render(results))
+    """Rewrite the engine section; a block this run has no results for (a phase not run on this
+    machine, a hand-measured comparison) is kept as the doc had it."""
+    fresh = render(results)
+    text = DOC.read_text(encoding="utf-8") if DOC.exists() else ""
+    old = text.split(START, 1)[1].split(END, 1)[0] if START in text and END in text else ""
+    kept = [block for heading, block in _blocks(old).items() if heading not in _blocks(fresh)]
+    if kept:
+        fresh = fresh.replace(END, "\n".join(kept) + "\n" + END)
+    replace_section(DOC, START, END, fresh)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -55,3 +55,17 @@ def test_the_doc_is_created_when_missing(tmp_path, monkeypatch):
     _bench(monkeypatch, doc).write_doc(RESULTS)
     text = doc.read_text()
     assert text.startswith("# Benchmarks") and "<!-- engine:start -->\n## Engine" in text and "<!-- engine:end -->" in text
+
+
+def test_blocks_without_results_are_kept(tmp_path, monkeypatch):
+    """A phase not run on this machine (or a hand-measured block) keeps what the doc had."""
+    doc = tmp_path / "benchmarks.md"
+    doc.write_text("<!-- engine:start -->\n## Engine\n\n### Retrieval quality (shared eval sets)\n\nold\n\n"
+                   "### Unchanged re-index of rust-web-src\n\n- median **0.62 s**\n<!-- engine:end -->\n")
+    bench = _bench(monkeypatch, doc)
+    bench.write_doc(RESULTS)
+    text = doc.read_text()
+    assert "\nold\n" not in text and "| hybrid | **0.890**" in text  # regenerated
+    assert "### Unchanged re-index of rust-web-src\n\n- median **0.62 s**\n" in text  # kept
+    bench.write_doc(RESULTS)
+    assert doc.read_text() == text
