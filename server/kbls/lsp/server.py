@@ -23,7 +23,6 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import asyncio
 import logging
 import sys
-import uuid
 from collections.abc import Callable
 from concurrent.futures import Executor, ThreadPoolExecutor
 from pathlib import Path
@@ -51,6 +50,7 @@ from kbls.daemon.service import Daemon
 from kbls.errors import OutsideRootError, QueryError
 from kbls.limits import MAX_QUERY_CHARS, RELATED_LIMIT
 from kbls.lsp import convert, framing, links, wire
+from kbls.lsp.progress import ProgressTokens
 from kbls.retrieval.linksyntax import LinkRef
 from kbls.retrieval.notelinks import LinkQuery, Resolved, Suggestions
 
@@ -132,7 +132,7 @@ class KblsServer(LanguageServer):
         # search waiting here is cancelled before it starts.
         self.search_pool = ThreadPoolExecutor(1, thread_name_prefix="kbls-search")
         self.query_pool = ThreadPoolExecutor(2, thread_name_prefix="kbls-query")
-        self._tokens: dict[str, dict[str, Any]] = {}
+        self.progress_tokens = ProgressTokens(self, self._later)
         self._folders: list[tuple[str, Path]] = []
 
     # -- lifecycle -------------------------------------------------------------------------
@@ -197,55 +197,13 @@ class KblsServer(LanguageServer):
         self._later(self.window_show_message, params)
 
     def progress_begin(self, title: str, message: str) -> object:
-        window = getattr(self.client_capabilities, "window", None)
-        if not getattr(window, "work_done_progress", False):
-            return None
-        token = f"kbls-{uuid.uuid4()}"
-        self._later(lambda: asyncio.ensure_future(self._create_progress(token, title, message)))
-        return token
+        return self.progress_tokens.begin(title, message)
 
     def progress_report(self, handle: object, percentage: int, message: str) -> None:
-        if isinstance(handle, str):
-            self._later(self._progress_event, handle, "report", (percentage, message))
+        self.progress_tokens.report(handle, percentage, message)
 
     def progress_end(self, handle: object, message: str) -> None:
-        if isinstance(handle, str):
-            self._later(self._progress_event, handle, "end", message)
-
-    async def _create_progress(self, token: str, title: str, message: str) -> None:
-        """Ask the client for the token; send begin, then whatever arrived meanwhile."""
-        state: dict[str, Any] = {"ready": False, "report": None, "end": None}
-        self._tokens[token] = state
-        try:
-            await asyncio.wait_for(self.work_done_progress.create_async(token), 10)
-        except Exception as exc:  # the client refused or never answered: no progress UI
-            log.info("window/workDoneProgress/create failed: %s", exc)
-            self._tokens.pop(token, None)
-            return
-        state["ready"] = True
-        self.work_done_progress.begin(
-            token, types.WorkDoneProgressBegin(title=title, message=message, percentage=0, cancellable=False)
-        )
-        if state["report"] is not None:
-            self._progress_event(token, "report", state["report"])
-        if state["end"] is not None:
-            self._progress_event(token, "end", state["end"])
-
-    def _progress_event(self, token: str, kind: str, value: Any) -> None:
-        state = self._tokens.get(token)
-        if state is None:
-            return
-        if not state["ready"]:
-            state[kind] = value  # keep the latest; sent once the token exists
-            return
-        if kind == "report":
-            percentage, message = value
-            self.work_done_progress.report(
-                token, types.WorkDoneProgressReport(message=message, percentage=percentage)
-            )
-        else:
-            self.work_done_progress.end(token, types.WorkDoneProgressEnd(message=value))
-            self._tokens.pop(token, None)
+        self.progress_tokens.end(handle, message)
 
 
 def _folders(params: types.InitializeParams) -> list[tuple[str, Path]]:
