@@ -22,13 +22,15 @@ from kbls.storage.store import Store
 _TOKEN = re.compile(r"[^\W_]+")
 #: the last query word also matches as a prefix (see `fts_match`) from this length on.
 MIN_PREFIX_CHARS = 3
+#: marks, among found tokens, that a token starts with the query's last word.
+PREFIX_FOUND = "\0prefix"
 
 
-def _found_tokens(text: str, pattern: re.Pattern[str], prefix: str | None) -> set[str]:
+def _found_tokens(text: str, pattern: re.Pattern[str], prefix: str | None, wanted: int) -> set[str]:
     """The query tokens (alternatives of `pattern`) that lowercased `text` holds as whole FTS5
-    tokens, plus `prefix` when a token starts with it. One regex scan in C over the text, a
-    Python look at the neighbours of each occurrence only: tokenizing every candidate's whole
-    text cost ten times more."""
+    tokens, plus PREFIX_FOUND when a token starts with `prefix`; stops once all `wanted` are
+    found. One regex scan in C over the text, a Python look at the neighbours of each occurrence
+    only: tokenizing every candidate's whole text cost ten times more."""
     found: set[str] = set()
     for match in pattern.finditer(text):
         start, end = match.span()
@@ -37,8 +39,10 @@ def _found_tokens(text: str, pattern: re.Pattern[str], prefix: str | None) -> se
         word = match.group()
         if end == len(text) or not text[end].isalnum():
             found.add(word)
-        if word == prefix:
-            found.add("\0prefix")
+        if prefix is not None and word.startswith(prefix):
+            found.add(PREFIX_FOUND)
+        if len(found) >= wanted:
+            break
     return found
 
 
@@ -52,6 +56,8 @@ class QueryWords:
     prefix: str | None
     #: every token of the words (and the prefix), longest first, as one alternation.
     pattern: re.Pattern[str]
+    #: how many distinct finds complete a chunk's coverage: the alternatives, and the prefix.
+    targets: int
 
     @classmethod
     def of(cls, text: str, store: Store) -> QueryWords:
@@ -73,17 +79,17 @@ class QueryWords:
         prefix = last if len(last) >= MIN_PREFIX_CHARS and every and last == every[-1] else None
         alternatives = sorted(tokens | ({prefix} if prefix else set()), key=lambda t: (-len(t), t))
         pattern = re.compile("|".join(map(re.escape, alternatives)) if alternatives else "(?!)")
-        return cls(words, prefix, pattern)
+        return cls(words, prefix, pattern, len(alternatives) + (1 if prefix else 0))
 
     def coverage(self, *texts: str) -> float:
         """Share (0..1) of the query's content-word weight that `texts` contain."""
         total = sum(weight for _, _, weight in self.words)
         if total <= 0:
             return 0.0
-        tokens = _found_tokens("\n".join(texts).lower(), self.pattern, self.prefix)
+        tokens = _found_tokens("\n".join(texts).lower(), self.pattern, self.prefix, self.targets)
         found = 0.0
         for term, split, weight in self.words:
-            if all(t in tokens for t in split) or (term == self.prefix and "\0prefix" in tokens):
+            if all(t in tokens for t in split) or (term == self.prefix and PREFIX_FOUND in tokens):
                 found += weight
         return found / total
 
