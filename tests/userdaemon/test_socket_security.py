@@ -8,6 +8,7 @@ process out, so for this test only the listener sits in a folder it can reach.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import shutil
 import socket
@@ -123,8 +124,10 @@ def open_listener() -> Iterator[tuple[Path, SocketServer]]:
     try:
         yield path, server
     finally:
-        loop.call_soon_threadsafe(server.stop)
-        thread.join(10)
+        while thread.is_alive():  # serve() may not have started yet: ask until it has stopped
+            with contextlib.suppress(RuntimeError):  # the loop already closed
+                loop.call_soon_threadsafe(server.stop)
+            thread.join(0.2)
         shutil.rmtree(folder, ignore_errors=True)
 
 
@@ -133,10 +136,10 @@ import json, socket, sys
 s = socket.socket(socket.AF_UNIX)
 s.connect(sys.argv[1])
 body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}}).encode()
-s.sendall(b"Content-Length: %d\\r\\n\\r\\n" % len(body) + body)
 s.settimeout(20)
 data = b""
 try:
+    s.sendall(b"Content-Length: %d\\r\\n\\r\\n" % len(body) + body)
     while True:
         chunk = s.recv(65536)
         if not chunk:
@@ -144,7 +147,7 @@ try:
         data += chunk
         if b"capabilities" in data:
             break
-except (ConnectionResetError, socket.timeout):
+except (ConnectionResetError, BrokenPipeError, socket.timeout):
     pass
 print("ANSWERED" if b"capabilities" in data else "REFUSED")
 """

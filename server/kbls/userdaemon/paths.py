@@ -4,8 +4,9 @@ The folder is `$XDG_RUNTIME_DIR/kbls` (a per-user tmpfs on systemd systems), els
 `<tmp>/kbls-<uid>`. A folder that exists already must be ours, not a symlink, and closed to group
 and others; anything else is refused, because a folder another user made could hold a socket of
 theirs that we would then talk to. The socket's name carries a hash of the user's cache folder
-(where stores and the model cache live), so two environments with different caches (tests,
-sandboxes) never share a daemon, while every editor of one user does.
+(where stores and the model cache live) and of the kbls version, so two environments with
+different caches (tests, sandboxes) never share a daemon, an upgraded kbls never talks to the
+old daemon, and every editor of one user shares one.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from kbls import __version__
 from kbls.config import user_cache_dir
 from kbls.errors import KblsError
 
@@ -78,8 +80,10 @@ def check_private_folder(folder: Path, info: os.stat_result) -> None:
 
 
 def socket_name() -> str:
-    digest = hashlib.sha256(str(user_cache_dir().resolve()).encode()).hexdigest()[:12]
-    return f"daemon-{digest}"
+    """`daemon-<hash of the cache folder and the kbls version>`: after an upgrade, editors start a
+    daemon of the new version and the old one exits when its last client has gone."""
+    key = f"{user_cache_dir().resolve()}\0{__version__}"
+    return f"daemon-{hashlib.sha256(key.encode()).hexdigest()[:12]}"
 
 
 def daemon_paths(folder: Path | None = None) -> DaemonPaths:

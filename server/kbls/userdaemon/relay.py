@@ -183,11 +183,18 @@ class Relay:
             await self._send(body, message)
 
     async def _send(self, body: bytes, message: dict[str, Any] | None) -> None:
-        """Write to the backend; if it died meanwhile, write to its successor."""
+        """Write to the backend; if it died meanwhile, write to its successor.
+
+        A request counts as pending from before its write, so a reconnect that happens while it
+        is being written answers it (RequestFailed); it is then not sent again.
+        """
+        msg_id = message.get("id") if message is not None and "method" in message else None
         while True:
             await self._ready.wait()
             backend = self.backend
             assert backend is not None
+            if message is not None:
+                self.session.sent(message)
             try:
                 backend.writer.write(frame(body))
                 await backend.writer.drain()
@@ -195,10 +202,11 @@ class Relay:
                 log.info("writing to the %s failed (%s); waiting for a new one", backend.kind, exc)
                 if self.backend is backend:
                     self._ready.clear()
+                if msg_id is not None and msg_id not in self.session.pending:
+                    return  # a reconnect meanwhile answered it
+                self.session.pending.pop(msg_id, None)
                 await asyncio.sleep(0.05)
                 continue
-            if message is not None:
-                self.session.sent(message)
             return
 
     # -- backend -> editor -----------------------------------------------------------------
