@@ -9,8 +9,7 @@ Before each job, and after a failure, the worker checks that the store file is s
 opened: a store deleted or replaced under the daemon (a cleared cache, `kbls index --rebuild`) is
 opened again, rebuilt when missing, and the user is told.
 
-`Worker` is a little over 250 lines: the thread loop and the handling of each job's outcome
-share its lock, queue and reporter; split apart they would hand most of that state around.
+What the user is told about each outcome is `kbls.daemon.notices`.
 """
 
 from __future__ import annotations
@@ -22,6 +21,7 @@ from dataclasses import dataclass
 
 from kbls.daemon.answers import SafeListener
 from kbls.daemon.jobs import Job, JobQueue, OpenRequest, Outcome, RootChanges, Run, Stop, Wait
+from kbls.daemon.notices import JobNotices
 from kbls.daemon.opener import RootOpener
 from kbls.daemon.roots import Root, RootRegistry
 from kbls.daemon.status import StatusReporter
@@ -67,8 +67,7 @@ class Worker:
         #: set to stop the running job (preempted by a save, its root closed, shutdown).
         self._cancel = threading.Event()
         self._thread: threading.Thread | None = None
-        #: roots whose "another process is indexing" was logged; worker thread only.
-        self._busy_logged: set[str] = set()
+        self._notices = JobNotices(registry, reporter, listener)
 
     # -- any thread ----------------------------------------------------------------------------
     def start(self) -> None:
@@ -301,48 +300,8 @@ class Worker:
             delay = self._queue.finish(outcome, time.monotonic())
             self._cond.notify_all()
         if report is not None and outcome is Outcome.DONE:
-            self._done(root, job, report)
+            self._notices.done(root, job, report)
         elif outcome is Outcome.BUSY:
-            self._busy(root)
+            self._notices.busy(root)
         else:
-            self._failed(root, outcome, reason, error, delay)
-
-    def _busy(self, root: Root) -> None:
-        if root.key not in self._busy_logged:
-            self._busy_logged.add(root.key)
-            message = f"another kbls process is indexing {root.folder}; waiting for it"
-            self._listener.log(logging.INFO, f"kbls: {message}")
-            self._reporter.progress_note(message)
-        self._reporter.emit()
-
-    def _failed(
-        self, root: Root, outcome: Outcome, reason: str, error: Exception | None, delay: float | None
-    ) -> None:
-        first = self._registry.set_error(root, reason) is None
-        log.error("indexing %s failed (retry in %s s): %s", root.folder, delay, reason)
-        if first:  # one message per episode; kb/status keeps the reason
-            if outcome is Outcome.FULL:
-                when = "once space is freed" if isinstance(error, StoreFullError) else "when the other process is done"
-                text = f"kbls: {reason}. Searches answer from what is indexed; indexing resumes {when}."
-            else:
-                text = (
-                    f"kbls: indexing {root.folder} failed: {reason}. Searches answer from what is already indexed; "
-                    f"kbls tries again in {delay or 0:.0f} s, then less often, and catches up on its own once this is fixed."
-                )
-            self._listener.show(logging.ERROR, text)
-        self._reporter.emit(force=True)
-
-    def _done(self, root: Root, job: Job, report: IndexReport) -> None:
-        self._busy_logged.discard(root.key)
-        if self._registry.set_error(root, None) is not None:
-            self._listener.show(logging.INFO, f"kbls: the store of {root.folder} can be written again; indexing resumed")
-        self._registry.set_counts(root, report.files, report.chunks)
-        if report.changed or report.deleted or job.full:
-            self._listener.log(
-                logging.INFO,
-                f"kbls: {root.folder}: {report.changed} files written, {report.deleted} deleted, "
-                f"{report.embedded} chunks embedded, {report.reused} reused in {report.seconds:.2f}s",
-            )
-        for skipped in report.skipped:
-            self._listener.log(logging.WARNING, f"kbls: {skipped.path}: {skipped.reason}")
-        self._reporter.emit(force=True)
+            self._notices.failed(root, outcome, reason, error, delay)
