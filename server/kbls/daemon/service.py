@@ -7,6 +7,9 @@ knows nothing of LSP or the wire: answers are typed (`kbls.daemon.answers`) and
 
 Several daemons may share a store: the engine returns `busy` while another process holds the
 writer lock; the job is retried and searches keep answering meanwhile.
+
+`Daemon` is a little over 250 lines: one short method per request of the LSP layer (and of the
+per-user daemon); the work behind each lives in the modules above.
 """
 
 from __future__ import annotations
