@@ -28,11 +28,13 @@ import {
 } from "./serverInstall";
 import { isNotFound, locateServer, nodeDeps, type NotFound, type ServerCommand } from "./serverLocator";
 import type { StatusBar } from "./statusBar";
+import { pythonExtensionInterpreter } from "./pythonExtension";
 import { parseIndexStatus } from "./wireParse";
 
 export const OUTPUT_NAME = "kbls";
 export const INSTALL_CHOICE = "Install kbls server";
 export const UPGRADE_CHOICE = "Upgrade kbls server";
+const STATUS_POLL_MS = 5000;
 
 /** Where the extension lives and keeps its own server environment. */
 export interface ExtensionPlace {
@@ -192,7 +194,14 @@ export class KbClient implements vscode.Disposable {
   }
 
   private attach(client: LanguageClient): void {
+    // The server's kb/status is the authority on whether indexing is over: while a progress is
+    // open, ask it every few seconds, so a lost `end` (a reconnecting client) cannot leave the
+    // status bar at "indexing" for good.
+    const poll = setInterval(() => {
+      if (this.statusBar.inProgress && this.running === client) void this.refreshStatus();
+    }, STATUS_POLL_MS);
     this.clientDisposables.push(
+      { dispose: () => clearInterval(poll) },
       client.onNotification(kb.Methods.indexStatus, (raw: unknown) => {
         let n: kb.IndexStatusNotification;
         try {
@@ -403,38 +412,4 @@ class EnabledFoldersOnly implements StaticFeature {
   }
 
   clear(): void {}
-}
-
-type PythonEnvironments = {
-  getActiveEnvironmentPath?(r?: vscode.Uri): { path: string } | undefined;
-  resolveEnvironment?(p: { path: string } | string): Promise<{ executable?: { uri?: vscode.Uri } } | undefined>;
-  onDidChangeActiveEnvironmentPath?: vscode.Event<unknown>;
-};
-
-/** The Python extension's environments API (either generation), when it is installed. */
-export async function pythonExtensionApi(): Promise<{ environments?: PythonEnvironments; settings?: unknown } | undefined> {
-  const ext = vscode.extensions.getExtension("ms-python.python");
-  if (!ext) return undefined;
-  const api = (ext.isActive ? ext.exports : await ext.activate()) as unknown;
-  if (typeof api !== "object" || api === null) return undefined;
-  return api as { environments?: PythonEnvironments; settings?: unknown };
-}
-
-/** The interpreter the Python extension has selected, through either of its API generations. */
-async function pythonExtensionInterpreter(resource: vscode.Uri | undefined): Promise<string | undefined> {
-  const api = await pythonExtensionApi();
-  if (!api) return undefined;
-  const environments = api.environments;
-  if (environments?.getActiveEnvironmentPath) {
-    const active = environments.getActiveEnvironmentPath(resource);
-    if (active && environments.resolveEnvironment) {
-      const resolved = await environments.resolveEnvironment(active);
-      const fsPath = resolved?.executable?.uri?.fsPath;
-      if (fsPath) return fsPath;
-    }
-    if (active?.path) return active.path;
-  }
-  const settings = api.settings as { getExecutionDetails?(r?: vscode.Uri): { execCommand?: string[] } } | undefined;
-  const exec = settings?.getExecutionDetails?.(resource)?.execCommand;
-  return exec && exec.length > 0 ? exec[0] : undefined;
 }

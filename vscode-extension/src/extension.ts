@@ -2,9 +2,10 @@
 // for (a `.kbls.yaml`, or the user said yes once: optInGate.ts), starts `kbls serve`, the index
 // status-bar item and (through the language client) hovers in markdown.
 import * as vscode from "vscode";
-import { KbClient, pythonExtensionApi } from "./client";
+import { KbClient } from "./client";
 import { Commands, registerCommands } from "./commands";
 import { FolderGate } from "./optInGate";
+import { pythonExtensionApi } from "./pythonExtension";
 import { StatusBar } from "./statusBar";
 
 let kbClient: KbClient | undefined;

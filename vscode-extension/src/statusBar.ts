@@ -52,6 +52,11 @@ export class StatusBar implements vscode.Disposable {
     this.render();
   }
 
+  /** True while a `$/progress` operation is open (the client then checks kb/status now and then). */
+  get inProgress(): boolean {
+    return this.snapshot.progress.size > 0;
+  }
+
   statusResult(r: StatusResult): void {
     applyStatusResult(this.snapshot, r);
     this.render();

@@ -52,6 +52,8 @@ export function applyProgress(s: StatusSnapshot, token: string, value: { kind: s
 
 export function applyIndexStatus(s: StatusSnapshot, n: IndexStatusNotification): void {
   s.index = n;
+  // Ready with nothing queued: no indexing is under way, whatever progress report was missed.
+  if (n.state === "ready" && n.pending === 0) s.progress.clear();
   if (typeof n.files === "number") s.files = n.files;
   if (typeof n.chunks === "number") s.chunks = n.chunks;
 }
@@ -62,6 +64,7 @@ export function applyStatusResult(s: StatusSnapshot, r: StatusResult): void {
   s.files = files;
   s.chunks = chunks;
   s.index = { state: r.state, pending: r.queue, files, chunks, message: s.index?.message ?? "" };
+  if (r.state === "ready" && r.queue === 0) s.progress.clear();
 }
 
 export function renderStatus(s: StatusSnapshot): StatusView {

@@ -40,7 +40,12 @@ async function session(t, folders, { globalState, answer } = {}) {
   const open = (rel, folder = folders[0]) => host.vscode.workspace.openTextDocument(host.vscode.Uri.file(path.join(folder, rel)));
   const questions = () => host.messages.filter((m) => QUESTION.test(m.m));
   const statusText = () => host.statusItems[0]?.text ?? "";
-  return { host, context, open, questions, statusText, servers: () => serversSpawned(from) };
+  /** Waits for the status bar to show `text`; on timeout the error carries the status and the log. */
+  const waitStatus = (text, ms = 120000) =>
+    waitFor(`"${text}"`, () => statusText().includes(text), ms).catch((e) => {
+      throw new Error(`${e.message}; status bar: ${statusText()}; output:\n${host.output.join("").slice(-3000)}`);
+    });
+  return { host, context, open, questions, statusText, waitStatus, servers: () => serversSpawned(from) };
 }
 
 test("a folder without .kbls.yaml: no server until the user agrees", { skip, timeout: 240000 }, async (t) => {
@@ -75,7 +80,7 @@ test("a folder without .kbls.yaml: no server until the user agrees", { skip, tim
     const s = await session(t, [ws], { globalState: state, answer: () => "Yes" });
     await s.open("README.md");
     await waitFor("the question", () => s.questions().length === 1);
-    await waitFor(`"KB: ${NOTE_COUNT + 1} notes"`, () => s.statusText().includes(`KB: ${NOTE_COUNT + 1} notes`), 120000);
+    await s.waitStatus(`KB: ${NOTE_COUNT + 1} notes`);
     assert.equal(s.servers().length, 1);
     assert.equal(fs.existsSync(path.join(ws, ".kbls.yaml")), false, "Yes is remembered by the extension, not written into the folder");
   });
@@ -84,7 +89,7 @@ test("a folder without .kbls.yaml: no server until the user agrees", { skip, tim
     const s = await session(t, [ws], { globalState: state, answer: () => assert.fail("asked again") });
     await waitFor("the server", () => s.servers().length === 1, 30000);
     await s.open("README.md");
-    await waitFor(`"KB: ${NOTE_COUNT + 1} notes"`, () => s.statusText().includes(`KB: ${NOTE_COUNT + 1} notes`), 120000);
+    await s.waitStatus(`KB: ${NOTE_COUNT + 1} notes`);
     assert.equal(s.questions().length, 0);
   });
 });
@@ -112,7 +117,7 @@ test("Never for this folder is remembered; KB: Enable for this folder writes .kb
     await s.host.commands.get("kbls.enableFolder")();
     const yaml = fs.readFileSync(path.join(ws, ".kbls.yaml"), "utf8");
     assert.match(yaml, /^# kbls indexes the notes under this folder/);
-    await waitFor(`"KB: ${NOTE_COUNT + 1} notes"`, () => s.statusText().includes(`KB: ${NOTE_COUNT + 1} notes`), 120000);
+    await s.waitStatus(`KB: ${NOTE_COUNT + 1} notes`);
     assert.equal(s.servers().length, 1);
   });
 });
@@ -128,7 +133,7 @@ test("multi-root: only the enabled folder is indexed, the other is not even told
   // In a subtest, so that the extension stops its server before the outer hook ends the processes.
   await t.test("one server, one root", async (t) => {
     const s = await session(t, [notes, code], { answer: () => "Not now" });
-    await waitFor(`"KB: ${NOTE_COUNT} notes"`, () => s.statusText().includes(`KB: ${NOTE_COUNT} notes`), 120000);
+    await s.waitStatus(`KB: ${NOTE_COUNT} notes`);
     await s.open("README.md", code);
     await waitFor("the question for the second folder", () => s.questions().length === 1);
     assert.match(s.questions()[0].m, /\(kbls-optin-code-/, "the question names the folder in a multi-root workspace");

@@ -109,3 +109,25 @@ test("formatBytes", () => {
   assert.equal(m.formatBytes(1536), "1.5 KiB");
   assert.equal(m.formatBytes(50 * 1024 * 1024), "50 MiB");
 });
+
+test("ready with nothing queued ends a progress whose end never came (a reconnecting client)", () => {
+  const s = m.emptySnapshot();
+  s.phase = "running";
+  m.applyProgress(s, "t", { kind: "begin", title: "Indexing", percentage: 0 });
+  assert.match(m.renderStatus(s).text, /KB: indexing 0%/);
+  m.applyIndexStatus(s, { state: "ready", pending: 3, files: 5, chunks: 5, message: "" });
+  assert.match(m.renderStatus(s).text, /KB: indexing/, "files still queued: the progress stays");
+  m.applyIndexStatus(s, { state: "ready", pending: 0, files: 5, chunks: 5, message: "" });
+  assert.equal(m.renderStatus(s).text, "$(book) KB: 5 notes");
+});
+
+test("kb/status saying ready with an empty queue also ends a progress left open", () => {
+  const s = m.emptySnapshot();
+  s.phase = "running";
+  m.applyProgress(s, "t", { kind: "begin", title: "Indexing", percentage: 0 });
+  const status = { version: "x", state: "indexing", queue: 2, model: "m", dimension: 3, embeddedSinceStart: 0, reusedSinceStart: 0, roots: [{ files: 6, chunks: 6 }] };
+  m.applyStatusResult(s, status);
+  assert.match(m.renderStatus(s).text, /KB: indexing/);
+  m.applyStatusResult(s, { ...status, state: "ready", queue: 0 });
+  assert.equal(m.renderStatus(s).text, "$(book) KB: 6 notes");
+});
