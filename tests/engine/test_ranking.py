@@ -12,7 +12,7 @@ from tests.support.model import indexed_engine
 from kbls.config import Config, SearchConfig
 from kbls.engine import Engine
 from kbls.indexing.embed import Embedder
-from kbls.query.syntax import content_terms, fts_match
+from kbls.query.syntax import content_terms, fts_match, number_forms
 from kbls.retrieval.lexical import QueryWords
 
 NOTES = {
@@ -66,28 +66,48 @@ def unfloored(engine: Engine) -> Engine:
 
 
 # -- query building --------------------------------------------------------------------------
-def test_function_words_leave_the_lexical_query_when_content_words_remain():
+def test_function_words_leave_the_lexical_query_when_content_words_remain() -> None:
     assert content_terms("stop my plants from getting sick") == ["stop", "plants", "getting", "sick"]
     assert '"from"' not in fts_match("stop my plants from getting sick")
     assert content_terms("to be or not to be") == ["to", "be", "or", "not"]  # nothing else: kept
     assert fts_match("borrow check") == '"borrow" OR ("check" OR "check"*)'
 
 
-def test_coverage_weighs_rare_words_more_and_counts_function_words_not_at_all(ranked):
+def test_coverage_weighs_rare_words_more_and_counts_function_words_not_at_all(ranked: Engine) -> None:
     words = QueryWords.of("stop my plants from getting sick", ranked.store)
     assert words.coverage("from here, from there") == 0.0
     assert words.coverage("Stop plants getting sick") == pytest.approx(1.0)
     partial = words.coverage("the plants", "notes/garden.md")
     assert 0.0 < partial < 0.5
-    assert words.coverage("the plant stops") == 0.0  # whole words only (only the last is a prefix)
+    assert words.coverage("the plantation stops") == 0.0  # whole words only (only the last is a prefix)
     assert words.coverage("homesick") == 0.0 and words.coverage("sickness") > 0.0  # the last word, as a prefix
     # The last word is matched as a prefix too: the user may still be typing it.
     assert QueryWords.of("houseplant heal", ranked.store).coverage("healthy houseplant") == 1.0
 
 
+def test_number_forms_are_the_regular_singular_and_plural_spellings() -> None:
+    assert number_forms("trains") == ("train",) and number_forms("train") == ("trains",)
+    assert "bus" in number_forms("buses") and "branch" in number_forms("branches")
+    assert "city" in number_forms("cities") and "cities" in number_forms("city")
+    assert number_forms("class") == ("classes",) and "statu" not in number_forms("status")
+    assert number_forms("ms") == () and number_forms("v2") == ()  # too short, not a word
+    assert "us" not in number_forms("uses")  # never a function word
+
+
+def test_a_word_the_notes_never_spell_as_typed_is_found_in_its_other_number(ranked: Engine) -> None:
+    # No note says "plants" (the garden note says "plant" and "houseplants"): the query's
+    # "plants" is looked for as "plant" too. "leaves" is in the notes: only "leaves" counts.
+    words = QueryWords.of("plants leaves", ranked.store)
+    assert '"plant"' in words.match and '"leaf"' not in words.match and '"leave"' not in words.match
+    assert words.coverage("a plant") == pytest.approx(words.coverage("the plants"))
+    assert 0.0 < words.coverage("a plant") < 1.0 and words.coverage("the leave") == 0.0
+    hits = ranked.search("plants", mode="lexical").hits
+    assert hits and hits[0].path == "garden/houseplants.md"
+
+
 # -- behaviour -------------------------------------------------------------------------------
 @pytest.mark.parametrize("mode", ["hybrid", "lexical"])
-def test_a_function_word_is_never_the_only_reason_to_rank_first(ranked, mode):
+def test_a_function_word_is_never_the_only_reason_to_rank_first(ranked: Engine, mode: str) -> None:
     hits = ranked.search("stop my plants from getting sick", mode=mode, group_by_file=True).hits
     paths = [h.path for h in hits]
     assert paths and paths[0] == "garden/houseplants.md", paths
@@ -95,14 +115,14 @@ def test_a_function_word_is_never_the_only_reason_to_rank_first(ranked, mode):
         assert "rust/channels.md" not in paths
 
 
-def test_diacritics_are_kept_resume_and_resume_with_accents_differ(ranked):
+def test_diacritics_are_kept_resume_and_resume_with_accents_differ(ranked: Engine) -> None:
     accented = [h.path for h in ranked.search("résumé", mode="lexical").hits]
     plain = [h.path for h in ranked.search("resume", mode="lexical").hits]
     assert accented == ["cv/resume.md"]
     assert plain == ["tools/downloads.md"]
 
 
-def test_an_off_topic_query_finds_nothing_unless_the_floor_is_off(ranked):
+def test_an_off_topic_query_finds_nothing_unless_the_floor_is_off(ranked: Engine) -> None:
     query = "marathon training plan for the last four weeks"
     assert ranked.search(query).hits == []
     assert ranked.search(query, mode="semantic").hits == []
@@ -113,7 +133,7 @@ def test_an_off_topic_query_finds_nothing_unless_the_floor_is_off(ranked):
         engine.close()
 
 
-def test_scores_are_confidences_from_0_to_1_best_first(ranked):
+def test_scores_are_confidences_from_0_to_1_best_first(ranked: Engine) -> None:
     for mode in ("hybrid", "semantic", "lexical"):
         hits = ranked.search("bake a loaf of sourdough bread", mode=mode, limit=10).hits
         assert hits and hits[0].path == "cooking/bread.md"
@@ -123,7 +143,7 @@ def test_scores_are_confidences_from_0_to_1_best_first(ranked):
     assert best.score >= ranked.config.search.min_score
 
 
-def test_a_note_scores_at_least_as_high_as_its_best_section(ranked):
+def test_a_note_scores_at_least_as_high_as_its_best_section(ranked: Engine) -> None:
     """Grouped by file, a note takes its best value of each signal (its title may hold the
     words, another section the meaning), so it never scores below its best chunk."""
     query = "sourdough loaf razor cut"
@@ -133,12 +153,12 @@ def test_a_note_scores_at_least_as_high_as_its_best_section(ranked):
     assert bread and bread[0].score >= max(h.score for h in plain if h.path == "cooking/bread.md")
 
 
-def test_min_score_is_validated():
+def test_min_score_is_validated() -> None:
     with pytest.raises(ValueError, match="min_score"):
         SearchConfig(min_score=1.5)
 
 
-def test_weights_come_from_the_config(ranked, tmp_path: Path):
+def test_weights_come_from_the_config(ranked: Engine, tmp_path: Path) -> None:
     lexical_only = Engine(
         ranked.root, config=Config(search=SearchConfig(semantic_weight=0.0, lexical_weight=1.0, min_score=0.0)),
         store_dir=ranked.store_dir, embedder=ranked.embedder,
@@ -149,3 +169,55 @@ def test_weights_come_from_the_config(ranked, tmp_path: Path):
         assert [h.score for h in hybrid] == [h.score for h in lexical]
     finally:
         lexical_only.close()
+
+
+# -- the VS Code protocol test's query (vscode-extension/test/protocol/protocol.test.js) --------
+#: the travel notes of tests/fixtures/notes and of the VS Code test workspace, with neighbours.
+TRAVEL = {
+    "travel/japan.md": (Path(__file__).resolve().parents[1] / "fixtures" / "notes" / "travel" / "japan.md").read_text(),
+    "travel/kyoto.md": """
+        ---
+        title: Kyoto trip
+        tags: [travel, japan]
+        ---
+        # Kyoto trip
+
+        Temples, gardens and the bamboo grove of Arashiyama.
+
+        ## Getting around
+
+        Buy a prepaid IC card for the city buses and the subway; the Shinkansen from Tokyo takes about
+        two hours and fifteen minutes.
+        """,
+    "baking/sourdough.md": NOTES["cooking/bread.md"],
+    "dev/git-rebase.md": """
+        # Git rebase
+
+        Rebasing replays your commits on top of another branch, giving a linear history.
+        """,
+}
+
+
+@pytest.fixture(scope="module")
+def travel(tmp_path_factory: pytest.TempPathFactory, embedder: Embedder) -> Iterator[Engine]:
+    engine = indexed_engine(tmp_path_factory.mktemp("travel"), TRAVEL, embedder)
+    yield engine
+    engine.close()
+
+
+def test_trains_and_buses_finds_the_note_about_the_bullet_train(travel: Engine) -> None:
+    """No note says "trains": the Japan note speaks of the bullet train. The plural is looked for
+    as its singular, so the lexical signal sees the query's content word."""
+    paths = [h.path for h in travel.search("trains and buses", group_by_file=True).hits]
+    assert paths and paths[0] == "travel/japan.md", paths
+
+
+def test_a_filtered_query_lists_the_notes_there_that_hold_one_of_its_words(travel: Engine) -> None:
+    """`path:travel/** trains and buses`: the Kyoto note holds "buses" and little of the query's
+    meaning; inside the folder the user chose, that word is evidence enough. An unrelated query
+    in the same folder still finds nothing, and the filter still holds."""
+    paths = [h.path for h in travel.search("path:travel/** trains and buses", limit=10).hits]
+    assert "travel/kyoto.md" in paths and "travel/japan.md" in paths, paths
+    assert all(p.startswith("travel/") for p in paths)
+    assert travel.search("path:travel/** knitting a scarf for beginners").hits == []
+    assert travel.search("path:dev/** trains and buses").hits == []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from kbls.limits import MAX_QUERY_CHARS
@@ -72,16 +73,51 @@ def content_terms(text: str) -> list[str]:
     return ([t for t in every if t not in STOPWORDS] or every)[:MAX_FTS_TERMS]
 
 
-def fts_match(text: str) -> str:
-    """An FTS5 MATCH expression: any content term (OR), ranked by BM25; the last term also as a
-    prefix so a query typed character by character finds words still being typed."""
+#: plural folding applies to words and forms of at least this many letters ("ms" -> "m" never).
+MIN_FOLD_CHARS = 3
+_SIBILANT_ENDINGS = ("s", "x", "z", "ch", "sh")
+
+
+def number_forms(term: str) -> tuple[str, ...]:
+    """The regular singular and plural spellings of an English word, other than itself
+    (`trains` -> `train`; `train` -> `trains`; `buses` -> `bus`; `city` -> `cities`).
+
+    Candidates only: the caller keeps those the notes contain (the index's vocabulary), so a
+    spelling like `buse` never reaches a query. Folding on the query side instead of stemming the
+    index: Porter stemming the index lost on the shared sets (docs/adr/0003-ranking.md)."""
+    if len(term) < MIN_FOLD_CHARS or not term.isalpha():
+        return ()
+    forms: list[str] = []
+    if term.endswith("s") and not term.endswith(("ss", "us", "is")):
+        forms.append(term[:-1])  # trains -> train, pages -> page
+        if term.endswith("es") and term[:-2].endswith(_SIBILANT_ENDINGS):
+            forms.append(term[:-2])  # buses -> bus, branches -> branch
+        if term.endswith("ies"):
+            forms.append(term[:-3] + "y")  # cities -> city
+    if not term.endswith("s") or term.endswith(("ss", "us")):
+        forms.append(term + "es" if term.endswith(_SIBILANT_ENDINGS) else term + "s")
+        if term.endswith("y") and term[-2] not in "aeiou":
+            forms.append(term[:-1] + "ies")
+    return tuple(f for f in forms if f not in STOPWORDS and len(f) >= MIN_FOLD_CHARS)
+
+
+def fts_match(text: str, forms: Mapping[str, Sequence[str]] | None = None) -> str:
+    """An FTS5 MATCH expression: any content term (OR), ranked by BM25; a term also matches its
+    other `forms` (singular/plural spellings the notes contain, see `number_forms`); the last
+    term also as a prefix so a query typed character by character finds words still being typed."""
     terms = content_terms(text)
     if not terms:
         return ""
-    parts = [f'"{t}"' for t in terms]
+    known = forms or {}
+    parts = []
+    for term in terms:
+        spellings = [f'"{t}"' for t in (term, *known.get(term, ()))]
+        parts.append(spellings[0] if len(spellings) == 1 else f"({' OR '.join(spellings)})")
     # The query text arrives whitespace-normalised, so whether the user is still typing the
     # last word cannot be known: it is always matched as a prefix too (exact matches rank higher).
     every = query_terms(text)
-    if len(terms[-1]) >= 3 and terms[-1] == every[-1]:
-        parts[-1] = f'("{terms[-1]}" OR "{terms[-1]}"*)'
+    last = terms[-1]
+    if len(last) >= 3 and last == every[-1]:
+        spellings = [f'"{t}"' for t in (last, *known.get(last, ()))]
+        parts[-1] = f'({" OR ".join(spellings)} OR "{last}"*)'
     return " OR ".join(parts)

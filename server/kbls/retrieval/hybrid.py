@@ -72,7 +72,7 @@ class HybridSearcher:
             return [self._hit(s, s.score, 0, []) for s in listed]
         wanted = max(limit * CANDIDATES_PER_HIT * (3 if group_by_file else 1), MIN_CANDIDATES)
         scored = self._score(parsed.text, parsed.filters, mode, wanted)
-        kept = self._above_floor(scored, mode)
+        kept = self._above_floor(scored, mode, scoped=not parsed.filters.empty)
         reranked = self.reranker.enabled and bool(kept)
         if reranked:
             kept = self._rerank(parsed.text, kept)
@@ -93,17 +93,21 @@ class HybridSearcher:
         rest = [Scored(s.row, s.semantic, s.lexical, min(s.score, floor), s.signals) for s in kept[len(top):]]
         return rescored + rest
 
-    def _above_floor(self, scored: list[Scored], mode: Mode) -> list[Scored]:
+    def _above_floor(self, scored: list[Scored], mode: Mode, scoped: bool) -> list[Scored]:
         """The relevance floor. A query whose best candidate is below `min_score` is about
         something the notes do not hold: no hits. Otherwise hits down to half of it are kept, so
         the second-best note of a good answer is not lost to a hard cut. Lexical mode, a literal
-        word search, keeps every chunk that holds a content word of the query."""
+        word search, keeps every chunk that holds a content word of the query; so does a `scoped`
+        query (one with filters: `path:travel/** trains and buses`), where the user has said
+        where to look and a note there holding one of the words is evidence enough."""
         if mode == Mode.LEXICAL:
             return [s for s in scored if s.score > 0.0]
         floor = self.config.min_score
-        if not scored or scored[0].score < floor:
-            return []
-        return [s for s in scored if s.score >= floor * TAIL_SHARE and s.score > 0.0]
+        relevant = bool(scored) and scored[0].score >= floor
+        return [
+            s for s in scored
+            if s.score > 0.0 and ((relevant and s.score >= floor * TAIL_SHARE) or (scoped and s.lexical > 0.0))
+        ]
 
     def _score(self, text: str, filters: Filters, mode: Mode, wanted: int) -> list[Scored]:
         """Candidates of the mode's rankings with both signals, best first."""
@@ -113,8 +117,9 @@ class HybridSearcher:
         if mode in (Mode.HYBRID, Mode.SEMANTIC):
             query = self.embedder.embed_query(text)
             semantic = self._semantic(query, wanted, filters)
-        if mode in (Mode.HYBRID, Mode.LEXICAL):
-            lexical = self.lexical.rank(text, filters, wanted)
+        words = QueryWords.of(text, self.store) if mode != Mode.SEMANTIC else None
+        if words is not None:
+            lexical = self.lexical.rank(words, filters, wanted)
         sem_rank = {rowid: i + 1 for i, (rowid, _) in enumerate(semantic)}
         lex_rank = {rowid: i + 1 for i, (rowid, _) in enumerate(lexical)}
         rows = self.store.chunk_rows(list(dict.fromkeys([r for r, _ in semantic] + [r for r, _ in lexical])))
@@ -127,7 +132,6 @@ class HybridSearcher:
                     cosine[rowid] = by_embedding[row.embedding_id]
         bm25 = dict(lexical)
         best_bm25 = max(bm25.values(), default=0.0)
-        words = QueryWords.of(text, self.store) if mode != Mode.SEMANTIC else None
         out = []
         for rowid, row in rows.items():
             sem = semantic_confidence(cosine[rowid]) if rowid in cosine else 0.0

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 
 from kbls.query.filters import Filters
-from kbls.query.syntax import content_terms, fts_match, query_terms
+from kbls.query.syntax import content_terms, fts_match, number_forms, query_terms
 from kbls.storage.store import Store
 
 #: a token as FTS5's unicode61 tokenizer sees it: letters and digits; `_` and punctuation split.
@@ -48,38 +48,58 @@ def _found_tokens(text: str, pattern: re.Pattern[str], prefix: str | None, wante
 
 @dataclass(frozen=True)
 class QueryWords:
-    """The content words of one query with their weights, to measure a chunk's coverage."""
+    """The content words of one query with their weights, to measure a chunk's coverage, and
+    the FTS5 expression that finds the chunks holding them."""
 
-    #: (word, its tokens, weight); a word like `read_to_string` has several tokens.
-    words: tuple[tuple[str, tuple[str, ...], float], ...]
+    #: (word, its spellings, weight); each spelling is its tokens (`read_to_string` has three);
+    #: a word's other spellings are its singular/plural forms that the notes contain.
+    words: tuple[tuple[str, tuple[tuple[str, ...], ...], float], ...]
     #: the last word, matched as a prefix too (the user may still be typing it).
     prefix: str | None
     #: every token of the words (and the prefix), longest first, as one alternation.
     pattern: re.Pattern[str]
     #: how many distinct finds complete a chunk's coverage: the alternatives, and the prefix.
     targets: int
+    #: the FTS5 MATCH expression (see `fts_match`); empty when the query has no words.
+    match: str
 
     @classmethod
     def of(cls, text: str, store: Store) -> QueryWords:
         terms = content_terms(text)
         parts = {term: tuple(_TOKEN.findall(term)) for term in terms}
+        candidates = {term: number_forms(term) for term in terms if parts[term] == (term,)}
         tokens = {token for split in parts.values() for token in split}
         chunks = max(store.chunk_count(), 1)
-        docs = store.term_doc_counts(tokens)
+        docs = store.term_doc_counts(tokens | {f for forms in candidates.values() for f in forms})
+        # A word the notes never spell as typed is looked for in its other number: "trains"
+        # finds the note about the bullet train. A word they do spell as typed stays as typed.
+        forms = {
+            term: tuple(f for f in found if docs.get(f, 0))
+            for term, found in candidates.items() if not docs.get(term, 0)
+        }
+        forms = {term: found for term, found in forms.items() if found}
 
-        def idf(token: str) -> float:
-            n = docs.get(token, 0)
+        def idf(count: int) -> float:
+            n = min(count, chunks)
             return math.log((chunks - n + 0.5) / (n + 0.5) + 1.0)  # BM25's idf, always > 0
 
         words = tuple(
-            (term, split, max((idf(t) for t in split), default=0.0)) for term, split in parts.items() if split
+            (
+                term,
+                (split, *((f,) for f in forms.get(term, ()))),
+                # every spelling counts towards how common the word is (at most all chunks)
+                idf(sum(docs.get(f, 0) for f in (term, *forms[term]))) if term in forms
+                else max((idf(docs.get(t, 0)) for t in split), default=0.0),
+            )
+            for term, split in parts.items() if split
         )
         every = query_terms(text)
         last = terms[-1] if terms else ""
         prefix = last if len(last) >= MIN_PREFIX_CHARS and every and last == every[-1] else None
-        alternatives = sorted(tokens | ({prefix} if prefix else set()), key=lambda t: (-len(t), t))
+        spelled = tokens | {f for found in forms.values() for f in found}
+        alternatives = sorted(spelled | ({prefix} if prefix else set()), key=lambda t: (-len(t), t))
         pattern = re.compile("|".join(map(re.escape, alternatives)) if alternatives else "(?!)")
-        return cls(words, prefix, pattern, len(alternatives) + (1 if prefix else 0))
+        return cls(words, prefix, pattern, len(alternatives) + (1 if prefix else 0), fts_match(text, forms))
 
     def coverage(self, *texts: str) -> float:
         """Share (0..1) of the query's content-word weight that `texts` contain."""
@@ -88,21 +108,22 @@ class QueryWords:
             return 0.0
         tokens = _found_tokens("\n".join(texts).lower(), self.pattern, self.prefix, self.targets)
         found = 0.0
-        for term, split, weight in self.words:
-            if all(t in tokens for t in split) or (term == self.prefix and PREFIX_FOUND in tokens):
+        for term, spellings, weight in self.words:
+            if any(all(t in tokens for t in split) for split in spellings) or (
+                term == self.prefix and PREFIX_FOUND in tokens
+            ):
                 found += weight
         return found / total
 
 
 class LexicalRanker:
-    """Ranks one store's chunks for a query text by BM25 over its content words."""
+    """Ranks one store's chunks for a query by BM25 over its content words."""
 
     def __init__(self, store: Store) -> None:
         self.store = store
 
-    def rank(self, text: str, filters: Filters, wanted: int) -> list[tuple[int, float]]:
+    def rank(self, words: QueryWords, filters: Filters, wanted: int) -> list[tuple[int, float]]:
         """(chunk rowid, BM25 score: higher is better) of the best `wanted` chunks."""
-        match = fts_match(text)
-        if not match:
+        if not words.match:
             return []
-        return [(rowid, -bm25) for rowid, bm25 in self.store.lexical(match, filters, wanted)]
+        return [(rowid, -bm25) for rowid, bm25 in self.store.lexical(words.match, filters, wanted)]
