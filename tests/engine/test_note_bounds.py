@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import random
-import resource
 import subprocess
 import sys
 import time
@@ -129,10 +128,13 @@ def test_the_chunker_never_tokenizes_a_huge_batch_or_text(text: str, tokenizer_o
     assert "".join(c.body for c in chunks).replace("\n", "").replace(" ", "") == text.replace("\n", "").replace(" ", "")
 
 
+# VmHWM, not ru_maxrss: Linux carries ru_maxrss across fork + exec, so a child of a pytest that
+# has loaded the model would report the parent's peak (545 MB in a full run) instead of its own.
 _PEAK = (
-    "import resource, sys; from kbls.indexing.parse import parse_note; "
+    "import re, sys; from kbls.indexing.parse import parse_note; "
     "note = parse_note('big.md', sys.stdin.read()); "
-    "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024, len(note.sections))"
+    "hwm = re.search(r'VmHWM:\\s+(\\d+) kB', open('/proc/self/status').read()); "
+    "print(int(hwm.group(1)) // 1024, len(note.sections))"
 )
 
 
@@ -153,7 +155,6 @@ def test_parsing_a_2_mb_pathological_note_stays_under_160_mb(text: str) -> None:
     peak_mb, sections = map(int, out.stdout.split())
     assert peak_mb < 160, peak_mb
     assert sections <= parse.MAX_SECTIONS
-    assert resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss > 0
 
 
 @pytest.mark.parametrize("line", ["- " * 100_000, " - " * 100_000, "* " * 100_000, "1. " * 100_000, "> " * 100_000])
