@@ -22,28 +22,50 @@ from kbls.storage.store import Store
 _TOKEN = re.compile(r"[^\W_]+")
 #: the last query word also matches as a prefix (see `fts_match`) from this length on.
 MIN_PREFIX_CHARS = 3
-#: marks, among found tokens, that a token starts with the query's last word.
-PREFIX_FOUND = "\0prefix"
+def _at_token_start(text: str, start: int) -> bool:
+    return start == 0 or not text[start - 1].isalnum()
 
 
-def _found_tokens(text: str, pattern: re.Pattern[str], prefix: str | None, wanted: int) -> set[str]:
-    """The query tokens (alternatives of `pattern`) that lowercased `text` holds as whole FTS5
-    tokens, plus PREFIX_FOUND when a token starts with `prefix`; stops once all `wanted` are
-    found. One regex scan in C over the text, a Python look at the neighbours of each occurrence
-    only: tokenizing every candidate's whole text cost ten times more."""
-    found: set[str] = set()
-    for match in pattern.finditer(text):
-        start, end = match.span()
-        if start and text[start - 1].isalnum():
-            continue
-        word = match.group()
-        if end == len(text) or not text[end].isalnum():
-            found.add(word)
-        if prefix is not None and word.startswith(prefix):
-            found.add(PREFIX_FOUND)
-        if len(found) >= wanted:
-            break
-    return found
+def _holds_token(text: str, token: str) -> bool:
+    """Whether lowercased `text` holds `token` as a whole FTS5 token: `str.find` (C) up to the
+    first whole occurrence; a regex alternation with a Python look at every occurrence's
+    neighbours cost a third more, tokenizing the whole text ten times more."""
+    start = text.find(token)
+    while start >= 0:
+        end = start + len(token)
+        if _at_token_start(text, start) and (end == len(text) or not text[end].isalnum()):
+            return True
+        start = text.find(token, end)
+    return False
+
+
+def _holds_prefix(text: str, prefix: str) -> bool:
+    """Whether lowercased `text` holds a token that starts with `prefix`."""
+    start = text.find(prefix)
+    while start >= 0:
+        if _at_token_start(text, start):
+            return True
+        start = text.find(prefix, start + 1)
+    return False
+
+
+@dataclass(frozen=True)
+class Word:
+    """One content word of a query: the spellings that count as finding it (the word as typed,
+    or its other number where the notes never spell it as typed), and its weight."""
+
+    term: str
+    #: spellings of one token each (`trains`, `train`); any of them found finds the word.
+    tokens: frozenset[str]
+    #: spellings of several tokens (`read_to_string`): all of one's tokens must be found.
+    compounds: tuple[tuple[str, ...], ...]
+    weight: float
+
+    def found_in(self, text: str) -> bool:
+        """Whether lowercased `text` holds one of the word's spellings."""
+        return any(_holds_token(text, t) for t in self.tokens) or any(
+            all(_holds_token(text, t) for t in compound) for compound in self.compounds
+        )
 
 
 @dataclass(frozen=True)
@@ -51,15 +73,11 @@ class QueryWords:
     """The content words of one query with their weights, to measure a chunk's coverage, and
     the FTS5 expression that finds the chunks holding them."""
 
-    #: (word, its spellings, weight); each spelling is its tokens (`read_to_string` has three);
-    #: a word's other spellings are its singular/plural forms that the notes contain.
-    words: tuple[tuple[str, tuple[tuple[str, ...], ...], float], ...]
+    words: tuple[Word, ...]
     #: the last word, matched as a prefix too (the user may still be typing it).
     prefix: str | None
-    #: every token of the words (and the prefix), longest first, as one alternation.
-    pattern: re.Pattern[str]
-    #: how many distinct finds complete a chunk's coverage: the alternatives, and the prefix.
-    targets: int
+    #: the sum of the words' weights.
+    total: float
     #: the FTS5 MATCH expression (see `fts_match`); empty when the query has no words.
     match: str
 
@@ -84,36 +102,35 @@ class QueryWords:
             return math.log((chunks - n + 0.5) / (n + 0.5) + 1.0)  # BM25's idf, always > 0
 
         words = tuple(
-            (
-                term,
-                (split, *((f,) for f in forms.get(term, ()))),
-                # every spelling counts towards how common the word is (at most all chunks)
-                idf(sum(docs.get(f, 0) for f in (term, *forms[term]))) if term in forms
-                else max((idf(docs.get(t, 0)) for t in split), default=0.0),
+            Word(term, frozenset((term, *forms[term])), (), idf(sum(docs.get(f, 0) for f in forms[term])))
+            if term in forms  # (the typed spelling is in no note)
+            else Word(
+                term, frozenset(split) if len(split) == 1 else frozenset(),
+                (split,) if len(split) > 1 else (), max(idf(docs.get(t, 0)) for t in split),
             )
             for term, split in parts.items() if split
         )
         every = query_terms(text)
         last = terms[-1] if terms else ""
         prefix = last if len(last) >= MIN_PREFIX_CHARS and every and last == every[-1] else None
-        spelled = tokens | {f for found in forms.values() for f in found}
-        alternatives = sorted(spelled | ({prefix} if prefix else set()), key=lambda t: (-len(t), t))
-        pattern = re.compile("|".join(map(re.escape, alternatives)) if alternatives else "(?!)")
-        return cls(words, prefix, pattern, len(alternatives) + (1 if prefix else 0), fts_match(text, forms))
+        return cls(words, prefix, sum(w.weight for w in words), fts_match(text, forms))
+
+    @property
+    def least(self) -> float:
+        """The smallest coverage above 0: the lightest word found alone."""
+        return min((w.weight for w in self.words), default=0.0) / self.total if self.total > 0 else 0.0
 
     def coverage(self, *texts: str) -> float:
-        """Share (0..1) of the query's content-word weight that `texts` contain."""
-        total = sum(weight for _, _, weight in self.words)
-        if total <= 0:
+        """Share (0..1) of the query's content-word weight that `texts` contain as whole tokens
+        (the last word, `prefix`, also as the start of one)."""
+        if self.total <= 0:
             return 0.0
-        tokens = _found_tokens("\n".join(texts).lower(), self.pattern, self.prefix, self.targets)
-        found = 0.0
-        for term, spellings, weight in self.words:
-            if any(all(t in tokens for t in split) for split in spellings) or (
-                term == self.prefix and PREFIX_FOUND in tokens
-            ):
-                found += weight
-        return found / total
+        text = "\n".join(texts).lower()
+        found = sum(
+            w.weight for w in self.words
+            if w.found_in(text) or (w.term == self.prefix and _holds_prefix(text, w.term))
+        )
+        return found / self.total
 
 
 class LexicalRanker:
