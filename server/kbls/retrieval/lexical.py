@@ -22,10 +22,6 @@ from kbls.storage.store import Store
 _TOKEN = re.compile(r"[^\W_]+")
 #: the last query word also matches as a prefix (see `fts_match`) from this length on.
 MIN_PREFIX_CHARS = 3
-def _at_token_start(text: str, start: int) -> bool:
-    return start == 0 or not text[start - 1].isalnum()
-
-
 def _holds_token(text: str, token: str) -> bool:
     """Whether lowercased `text` holds `token` as a whole FTS5 token: `str.find` (C) up to the
     first whole occurrence; a regex alternation with a Python look at every occurrence's
@@ -33,7 +29,7 @@ def _holds_token(text: str, token: str) -> bool:
     start = text.find(token)
     while start >= 0:
         end = start + len(token)
-        if _at_token_start(text, start) and (end == len(text) or not text[end].isalnum()):
+        if (start == 0 or not text[start - 1].isalnum()) and (end == len(text) or not text[end].isalnum()):
             return True
         start = text.find(token, end)
     return False
@@ -43,7 +39,7 @@ def _holds_prefix(text: str, prefix: str) -> bool:
     """Whether lowercased `text` holds a token that starts with `prefix`."""
     start = text.find(prefix)
     while start >= 0:
-        if _at_token_start(text, start):
+        if start == 0 or not text[start - 1].isalnum():
             return True
         start = text.find(prefix, start + 1)
     return False
@@ -62,10 +58,12 @@ class Word:
     weight: float
 
     def found_in(self, text: str) -> bool:
-        """Whether lowercased `text` holds one of the word's spellings."""
-        return any(_holds_token(text, t) for t in self.tokens) or any(
-            all(_holds_token(text, t) for t in compound) for compound in self.compounds
-        )
+        """Whether lowercased `text` holds one of the word's spellings (a C substring test
+        first: this runs for every word of every candidate)."""
+        for token in self.tokens:
+            if token in text and _holds_token(text, token):
+                return True
+        return any(all(t in text and _holds_token(text, t) for t in compound) for compound in self.compounds)
 
 
 @dataclass(frozen=True)
@@ -115,21 +113,16 @@ class QueryWords:
         prefix = last if len(last) >= MIN_PREFIX_CHARS and every and last == every[-1] else None
         return cls(words, prefix, sum(w.weight for w in words), fts_match(text, forms))
 
-    @property
-    def least(self) -> float:
-        """The smallest coverage above 0: the lightest word found alone."""
-        return min((w.weight for w in self.words), default=0.0) / self.total if self.total > 0 else 0.0
-
     def coverage(self, *texts: str) -> float:
         """Share (0..1) of the query's content-word weight that `texts` contain as whole tokens
         (the last word, `prefix`, also as the start of one)."""
         if self.total <= 0:
             return 0.0
         text = "\n".join(texts).lower()
-        found = sum(
-            w.weight for w in self.words
-            if w.found_in(text) or (w.term == self.prefix and _holds_prefix(text, w.term))
-        )
+        found = 0.0
+        for word in self.words:
+            if word.found_in(text) or (word.term == self.prefix and _holds_prefix(text, word.term)):
+                found += word.weight
         return found / self.total
 
 
