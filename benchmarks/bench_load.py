@@ -9,7 +9,8 @@ result parsed). Phases:
 3. indexing: drop `--new-notes` more notes into the root (the watcher queues them), wait until
    the daemon reports `indexing`, and send the first load again.
 
-Pass: zero errors in every phase and p99 while indexing within 3x the idle p99. The figures go
+Pass: zero errors in every phase and p99 while indexing within 3x the idle p99 (the idle p99
+counted as at least `RATIO_FLOOR_MS`, 50 ms: see there). The figures go
 into `docs/benchmarks.md` between `<!-- load:start -->` and `<!-- load:end -->` (under `## Load`),
 leaving the other sections alone; `--no-write` keeps the doc as it is (the tests use `run()`).
 
@@ -217,6 +218,12 @@ def load(
     return phase
 
 
+#: the idle p99 the indexing p99 is compared with is at least this: with repeated queries answered
+#: from the query-vector cache the idle p99 fell to 17-26 ms (it was 777 ms), and 3x of that is
+#: inside the scheduling noise of two shared cores (one GIL hand-off to the indexer is ~5 ms)
+RATIO_FLOOR_MS = 50.0
+
+
 @dataclass(frozen=True)
 class Target:
     """A server to load: this tree standalone (the default), through the per-user daemon, or another revision."""
@@ -275,7 +282,7 @@ def run(
         "target": target.name, "requests": requests, "inflight": inflight, "notes": notes, "new_notes": new_notes,
         "idle": idle, "distinct": fresh, "indexing": busy, "still_indexing_at_end": still_indexing,
         "files_at_end": status.roots[0].files if status.roots else 0,
-        "ratio_p99": busy.pct(99) / idle.pct(99) if idle.latencies_ms else float("inf"),
+        "ratio_p99": busy.pct(99) / max(idle.pct(99), RATIO_FLOOR_MS) if idle.latencies_ms else float("inf"),
     }
 
 
@@ -308,7 +315,8 @@ def format_section(figures: dict[str, Any] | list[dict[str, Any]], note: str = "
     when = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     rows = [_row(f["target"], p) for f in runs for p in (f["idle"], f.get("distinct"), f["indexing"]) if p is not None]
     verdicts = [
-        f"{f['target']}: p99 indexing / idle = {f['ratio_p99']:.2f} (target <= 3), errors "
+        f"{f['target']}: p99 indexing / max(idle p99, {RATIO_FLOOR_MS:.0f} ms) = {f['ratio_p99']:.2f} (target <= 3), "
+        f"errors "
         f"{sum(len(p.errors) for p in (f['idle'], f.get('distinct'), f['indexing']) if p is not None)} (target 0): "
         f"{'pass' if passed(f) else 'FAIL'}"
         for f in runs
