@@ -3,8 +3,10 @@ import * as path from "node:path";
 import * as vscode from "vscode";
 import type { KbClient } from "./client";
 import type { FolderGate } from "./optInGate";
-import { showRelatedPicker, showSearchPicker } from "./pickerUi";
+import { showFixedPicker, showRelatedPicker, showSearchPicker } from "./pickerUi";
 import * as kb from "./protocol";
+import { selectionQuery } from "./relatedItems";
+import { registerRelatedView, ViewCommands } from "./relatedView";
 import { formatStatusMarkdown } from "./statusModel";
 
 export const Commands = {
@@ -15,6 +17,9 @@ export const Commands = {
   restartServer: "kbls.restartServer",
   enableFolder: "kbls.enableFolder",
   installServer: "kbls.installServer",
+  searchSelection: "kbls.searchSelection",
+  notesLikeThis: "kbls.notesLikeThis",
+  ...ViewCommands,
 } as const;
 
 const STATUS_SCHEME = "kbls-status";
@@ -55,8 +60,20 @@ async function targetFolder(): Promise<vscode.WorkspaceFolder | undefined> {
   return vscode.window.showWorkspaceFolderPick({ placeHolder: "The folder whose notes kbls indexes" });
 }
 
+/** The selection of the active markdown editor as a query, or undefined (and a word why). */
+function selectedQuery(command: string): { query: string; editor: vscode.TextEditor } | undefined {
+  const editor = vscode.window.activeTextEditor;
+  const query = editor ? selectionQuery(editor.document.getText(editor.selection)) : "";
+  if (!editor || !query) {
+    void vscode.window.showInformationMessage(`${command} works on text selected in a note.`);
+    return undefined;
+  }
+  return { query, editor };
+}
+
 export function registerCommands(context: vscode.ExtensionContext, kbClient: KbClient, gate: FolderGate): void {
   const statusDocs = new StatusDocuments();
+  registerRelatedView(context, kbClient, (folder) => gate.isEnabled(folder));
   const sender = async (): Promise<kb.RequestSender | undefined> => kbClient.ready();
   /** Outside an enabled folder, offer to enable it instead of starting anything. */
   const notEnabled = (): boolean => {
@@ -101,6 +118,32 @@ export function registerCommands(context: vscode.ExtensionContext, kbClient: KbC
       const position = sameDoc ? editor.selection.active : undefined;
       const label = path.basename(uri.fsPath) + (position ? ` (line ${position.line + 1})` : "");
       await showRelatedPicker(sender, { uri, position, limit: settings().limit, label });
+    }),
+
+    vscode.commands.registerCommand(Commands.searchSelection, async () => {
+      const selected = selectedQuery("KB: Search Selection");
+      if (!selected) return;
+      await vscode.commands.executeCommand(Commands.search, selected.query);
+    }),
+
+    // The selection's meaning: a semantic search with its text, the note itself left out.
+    vscode.commands.registerCommand(Commands.notesLikeThis, async () => {
+      if (serverMissing()) return;
+      const selected = selectedQuery("KB: Notes Like This");
+      if (!selected) return;
+      const own = selected.editor.document.uri.toString();
+      const { limit } = settings();
+      const shown = selected.query.length > 40 ? selected.query.slice(0, 39) + "…" : selected.query;
+      await showFixedPicker(sender, {
+        title: `KB: Notes Like This — "${shown}"`,
+        placeholder: "Notes whose meaning is nearest to the selection — type to filter by title or path",
+        empty: "No other note is near the selection's meaning",
+        showReasons: false,
+        fetch: async (conn, token) => {
+          const result = await kb.search(conn, kb.searchParams(selected.query, { limit: limit + 5, mode: "semantic" }), token);
+          return { ...result, hits: result.hits.filter((h) => vscode.Uri.parse(h.uri).toString() !== own).slice(0, limit) };
+        },
+      });
     }),
 
     vscode.commands.registerCommand(Commands.reindex, async () => {

@@ -145,15 +145,28 @@ export interface RelatedPickerOptions {
 }
 
 /** KB: Related Notes — the same picker, filled once from `kb/related`. */
-export async function showRelatedPicker(
-  sender: () => Promise<kb.RequestSender | undefined>,
-  options: RelatedPickerOptions,
-): Promise<void> {
-  const qp = createPicker({
+export function showRelatedPicker(sender: () => Promise<kb.RequestSender | undefined>, options: RelatedPickerOptions): Promise<void> {
+  return showFixedPicker(sender, {
     title: `KB: Related Notes — ${options.label}`,
     placeholder: "Notes related to this one, best first — type to filter by title or path",
-    filterable: true,
+    empty: "No notes related to this note",
+    showReasons: true,
+    fetch: (conn, token) => kb.related(conn, kb.relatedParams(options.uri.toString(), options.position, options.limit), token),
   });
+}
+
+export interface FixedPickerOptions {
+  title: string;
+  placeholder: string;
+  /** What the picker says when nothing came back (the index state is added). */
+  empty: string;
+  showReasons: boolean;
+  fetch(conn: kb.RequestSender, token: vscode.CancellationToken): Promise<kb.SearchResult>;
+}
+
+/** A picker filled once by one request (related notes, notes like a selection); typing filters it. */
+export async function showFixedPicker(sender: () => Promise<kb.RequestSender | undefined>, options: FixedPickerOptions): Promise<void> {
+  const qp = createPicker({ title: options.title, placeholder: options.placeholder, filterable: true });
   const disposables: vscode.Disposable[] = [];
   const cts = new vscode.CancellationTokenSource();
   wireOpen(qp, disposables);
@@ -173,14 +186,15 @@ export async function showRelatedPicker(
   try {
     const conn = await sender();
     if (!conn) throw new Error("The kbls server is not running.");
-    const params = kb.relatedParams(options.uri.toString(), options.position, options.limit);
-    const result = await kb.related(conn, params, cts.token);
+    const result = await options.fetch(conn, cts.token);
+    const state = result.index?.state;
+    const notReady = state === "loading" ? " yet — the model is still loading" : state === "indexing" ? " yet — indexing is in progress" : "";
     qp.items =
       result.hits.length > 0
-        ? toItems(hitsToItems(result.hits, { showReasons: true }), { filterable: true })
-        : [placeholderItem(emptyMessage("related notes", result.index?.state).replace('for "related notes"', "related to this note"))];
+        ? toItems(hitsToItems(result.hits, { showReasons: options.showReasons }), { filterable: true })
+        : [placeholderItem(options.empty + notReady)];
   } catch (err) {
-    if (!kb.isCancellation(err)) qp.items = [placeholderItem(`Related notes failed: ${err instanceof Error ? err.message : String(err)}`)];
+    if (!kb.isCancellation(err)) qp.items = [placeholderItem(`${options.title.replace(/ — .*/, "")} failed: ${err instanceof Error ? err.message : String(err)}`)];
   } finally {
     qp.busy = false;
   }

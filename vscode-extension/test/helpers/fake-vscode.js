@@ -188,6 +188,12 @@ class ThemeIcon {
     this.id = id;
   }
 }
+class TreeItem {
+  constructor(label, collapsibleState = 0) {
+    this.label = label;
+    this.collapsibleState = collapsibleState;
+  }
+}
 class ThemeColor {
   constructor(id) {
     this.id = id;
@@ -237,6 +243,12 @@ function createHost({ workspaceFolders = [], settings = {} } = {}) {
     openDocEmitter: new EventEmitter(),
     createdEmitter: new EventEmitter(),
     textDocuments: [],
+    /** Tree views by id: { provider, visible, message, description, items() }. */
+    treeViews: new Map(),
+    /** Every `editor.edit` as [{ editor, inserts: [{ position, text }] }]. */
+    edits: [],
+    selectionEmitter: new EventEmitter(),
+    activeEditorEmitter: new EventEmitter(),
   };
   const folders = workspaceFolders.map((p, index) => ({ uri: Uri.file(p), name: path.basename(p), index }));
 
@@ -302,7 +314,33 @@ function createHost({ workspaceFolders = [], settings = {} } = {}) {
     activeTextEditor: undefined,
     visibleTextEditors: [],
     tabGroups: { all: [], onDidChangeTabs: () => disposable(), onDidChangeTabGroups: () => disposable() },
-    onDidChangeActiveTextEditor: () => disposable(),
+    onDidChangeActiveTextEditor: host.activeEditorEmitter.event,
+    onDidChangeTextEditorSelection: host.selectionEmitter.event,
+    createTreeView(id, options) {
+      const visibility = new EventEmitter();
+      const view = {
+        id,
+        provider: options.treeDataProvider,
+        visible: true,
+        message: undefined,
+        description: undefined,
+        onDidChangeVisibility: visibility.event,
+        /** The rendered rows: getTreeItem of each root child. */
+        async items() {
+          const rows = await view.provider.getChildren(undefined);
+          return Promise.all(rows.map((r) => view.provider.getTreeItem(r)));
+        },
+        setVisible(v) {
+          view.visible = v;
+          visibility.fire({ visible: v });
+        },
+        dispose() {
+          host.treeViews.delete(id);
+        },
+      };
+      host.treeViews.set(id, view);
+      return view;
+    },
     onDidChangeVisibleTextEditors: () => disposable(),
     createOutputChannel(name, options) {
       const level = (l) => (v) => host.output.push(`[${l}] ${v}\n`);
@@ -393,10 +431,18 @@ function createHost({ workspaceFolders = [], settings = {} } = {}) {
         revealRange(range, type) {
           editor.revealed.push({ range, type });
         },
+        async edit(build) {
+          const inserts = [];
+          build({ insert: (position, text) => inserts.push({ position, text }), replace: (range, text) => inserts.push({ range, text }), delete() {} });
+          host.edits.push({ editor, inserts });
+          return true;
+        },
       };
       host.openedEditors.push(editor);
       window.activeTextEditor = editor;
+      window.visibleTextEditors = [editor];
       events.emit("editor", editor);
+      host.activeEditorEmitter.fire(editor);
       return editor;
     },
     // A test answers a message by setting host.respond(level, message, items) => item.
@@ -495,6 +541,8 @@ function createHost({ workspaceFolders = [], settings = {} } = {}) {
     SymbolKind,
     ThemeIcon,
     ThemeColor,
+    TreeItem,
+    TreeItemCollapsibleState: { None: 0, Collapsed: 1, Expanded: 2 },
     CancellationError,
     CancellationTokenSource,
     StatusBarAlignment: { Left: 1, Right: 2 },
@@ -506,6 +554,11 @@ function createHost({ workspaceFolders = [], settings = {} } = {}) {
     UIKind: { Desktop: 1, Web: 2 },
   });
   host.vscode = vscode;
+  /** Moves the cursor of `editor` as a user would (fires onDidChangeTextEditorSelection). */
+  host.moveCursor = (editor, line, character = 0) => {
+    editor.selection = new Selection(line, character, line, character);
+    host.selectionEmitter.fire({ textEditor: editor, selections: [editor.selection], kind: 2 });
+  };
   host.fireConfigChange = (keys) => host.configEmitter.fire({ affectsConfiguration: (k) => keys.some((x) => x === k || x.startsWith(k + ".")) });
   return host;
 }
