@@ -188,6 +188,42 @@ class ThemeIcon {
     this.id = id;
   }
 }
+class CompletionItem {
+  constructor(label, kind) {
+    this.label = label;
+    this.kind = kind;
+  }
+}
+class CompletionList {
+  constructor(items = [], isIncomplete = false) {
+    this.items = items;
+    this.isIncomplete = isIncomplete;
+  }
+}
+class TextEdit {
+  constructor(range, newText) {
+    this.range = range;
+    this.newText = newText;
+  }
+  static replace(range, newText) {
+    return new TextEdit(range, newText);
+  }
+  static insert(position, newText) {
+    return new TextEdit(new Range(position, position), newText);
+  }
+}
+class DocumentLink {
+  constructor(range, target) {
+    this.range = range;
+    this.target = target;
+  }
+}
+class SnippetString {
+  constructor(value = "") {
+    this.value = value;
+  }
+}
+const numbered = () => new Proxy({}, { get: (t, k) => (typeof k === "string" ? (k in t ? t[k] : (t[k] = Object.keys(t).length)) : undefined) });
 class TreeItem {
   constructor(label, collapsibleState = 0) {
     this.label = label;
@@ -236,6 +272,9 @@ function createHost({ workspaceFolders = [], settings = {} } = {}) {
     contentProviders: new Map(),
     hoverProviders: [],
     symbolProviders: [],
+    completionProviders: [],
+    definitionProviders: [],
+    documentLinkProviders: [],
     openedEditors: [],
     settings: { ...settings },
     respond: undefined,
@@ -498,6 +537,19 @@ function createHost({ workspaceFolders = [], settings = {} } = {}) {
       host.hoverProviders.push({ selector, provider });
       return disposable();
     },
+    // The link features the language client registers from the server's capabilities.
+    registerCompletionItemProvider(selector, provider, ...triggerCharacters) {
+      host.completionProviders.push({ selector, provider, triggerCharacters });
+      return disposable();
+    },
+    registerDefinitionProvider(selector, provider) {
+      host.definitionProviders.push({ selector, provider });
+      return disposable();
+    },
+    registerDocumentLinkProvider(selector, provider) {
+      host.documentLinkProviders.push({ selector, provider });
+      return disposable();
+    },
     registerWorkspaceSymbolProvider(provider) {
       host.symbolProviders.push(provider);
       return disposable();
@@ -542,6 +594,13 @@ function createHost({ workspaceFolders = [], settings = {} } = {}) {
     ThemeIcon,
     ThemeColor,
     TreeItem,
+    CompletionItem,
+    CompletionList,
+    TextEdit,
+    DocumentLink,
+    SnippetString,
+    CompletionItemKind: numbered(),
+    CompletionItemTag: { Deprecated: 1 },
     TreeItemCollapsibleState: { None: 0, Collapsed: 1, Expanded: 2 },
     CancellationError,
     CancellationTokenSource,

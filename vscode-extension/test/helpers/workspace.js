@@ -79,13 +79,41 @@ Rebasing replays your commits on top of another branch, giving a linear history.
 `,
 };
 
+/**
+ * A diary of two topics, for the Related Notes view that follows the cursor: each section's nearest
+ * note is its topic's (bread, then Kyoto). Not in NOTES (the note counts of the suites stay 5):
+ * `makeWorkspace(prefix, { diary: true })` adds it.
+ */
+const DIARY = {
+  path: "journal/diary.md",
+  text: `# Diary
+
+## Monday
+
+The starter in the jar on the kitchen shelf doubled overnight and smelled pleasantly sour. I fed
+it equal weights of flour and water again, stirred until it was smooth and bubbly, and left the
+dough to rise slowly in the fridge. Tomorrow morning it goes into the hot cast iron pot with the
+lid on, and then without the lid until the crust turns deep brown and crackles.
+
+## Tuesday
+
+Booked the bullet train from Tokyo for the autumn holiday in the old imperial capital. The plan:
+temples and quiet moss gardens in the morning, the bamboo forest at Arashiyama before the crowds,
+and a prepaid travel card for the city buses and the subway so we never queue for tickets.
+`,
+};
+
 /** Creates the workspace in a fresh temp folder and returns its path. */
-function makeWorkspace(prefix = "kbls-ws-") {
+function makeWorkspace(prefix = "kbls-ws-", { diary = false } = {}) {
   const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), prefix)));
   for (const [rel, text] of Object.entries(NOTES)) {
     const file = path.join(dir, rel);
     fs.mkdirSync(path.dirname(file), { recursive: true });
     fs.writeFileSync(file, text);
+  }
+  if (diary) {
+    fs.mkdirSync(path.join(dir, path.dirname(DIARY.path)), { recursive: true });
+    fs.writeFileSync(path.join(dir, DIARY.path), DIARY.text);
   }
   fs.writeFileSync(path.join(dir, ".kbls.yaml"), "store: .kbls-store\n");
   return dir;
@@ -93,10 +121,10 @@ function makeWorkspace(prefix = "kbls-ws-") {
 
 /** The 0-based line of the first line of `rel` matching `re`. */
 function lineOf(rel, re) {
-  const lines = NOTES[rel].split("\n");
+  const lines = (rel === DIARY.path ? DIARY.text : NOTES[rel]).split("\n");
   const i = lines.findIndex((l) => re.test(l));
   if (i < 0) throw new Error(`no line matching ${re} in ${rel}`);
   return i;
 }
 
-module.exports = { NOTES, makeWorkspace, lineOf };
+module.exports = { NOTES, DIARY, makeWorkspace, lineOf };
