@@ -6,6 +6,8 @@ candidate also gets a `coverage` in 0..1: the share of the query's content words
 each word weighted by its inverse document frequency (a rare word says more than a common
 one). A chunk that only shares "from" with "stop my plants from getting sick" covers nothing
 (function words are not content words), one that shares only "stop" covers a fifth of it.
+A query word that no chunk spells as typed also counts in its regular singular/plural spelling
+that the notes hold ("trains" finds "train"; see docs/adr/0003-ranking.md).
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ from kbls.storage.store import Store
 _TOKEN = re.compile(r"[^\W_]+")
 #: the last query word also matches as a prefix (see `fts_match`) from this length on.
 MIN_PREFIX_CHARS = 3
+
+
 def _holds_token(text: str, token: str) -> bool:
     """Whether lowercased `text` holds `token` as a whole FTS5 token: `str.find` (C) up to the
     first whole occurrence; a regex alternation with a Python look at every occurrence's
