@@ -4,7 +4,8 @@ Each mode indexes Rust by Example (`benchmarks/.cache/eval/rust-by-example/src`,
 `bench_engine.py`) into a fresh store in a fresh process and prints peak RSS (ru_maxrss), wall
 time and CPU time of the process (all threads; steadier than wall time on a shared machine):
 
-- `grouped` (this tree): length-sorted groups of at most 32 texts and 2,048 padded tokens;
+- `grouped` (this tree): length-sorted groups of at most 32 texts and 2,048 padded tokens
+  (`grouped4`, `grouped8`: at most 4 or 8 texts, as the daemon's `batch_size`);
 - `plain32`, `plain8`: the texts in pipeline order, 32 or 8 per model call (before).
 
     .venv/bin/python benchmarks/bench_index_memory.py grouped plain32 plain8 grouped plain32
@@ -33,6 +34,8 @@ def one(mode: str) -> str:
     from kbls.indexing import embed
 
     batch = 32
+    if mode.startswith("grouped") and mode != "grouped":
+        batch = int(mode.removeprefix("grouped"))  # e.g. grouped4: the daemon's 4 texts per call
     if mode.startswith("plain"):
         batch = int(mode.removeprefix("plain"))
 
