@@ -127,3 +127,16 @@ def test_the_relay_exits_after_exit_while_the_editor_keeps_its_end_open(tmp_path
         if relay.poll() is None:
             relay.kill()
             relay.wait()
+
+
+def test_a_lost_daemon_fails_its_pending_requests_and_ends_its_progress() -> None:
+    session = Session()
+    session.sent(_message("kb/search", id=3, params={"query": "x"}))
+    begin = {"token": "t1", "value": {"kind": "begin", "title": "indexing"}}
+    assert session.from_backend(_message("$/progress", params=begin))
+    assert session.from_backend(_message("$/progress", params={"token": "t2", "value": {"kind": "begin"}}))
+    assert session.from_backend(_message("$/progress", params={"token": "t2", "value": {"kind": "end"}}))
+    told = session.lost()
+    assert [m.get("id") for m in told if "error" in m] == [3]
+    assert [m["params"]["token"] for m in told if m.get("method") == "$/progress"] == ["t1"]
+    assert session.pending == {} and session.progress == set() and session.lost() == []

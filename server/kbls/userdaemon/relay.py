@@ -4,8 +4,8 @@ The relay reads whole frames both ways (`kbls.lsp.framing`) and forwards them un
 parses each body only to keep what a new daemon would need. When the daemon's connection ends
 while the editor is still there (the daemon was killed, crashed or restarted), the relay:
 
-1. answers every request still waiting with `RequestFailed` (-32803, "search again"), so no
-   editor request hangs;
+1. answers every request still waiting with `RequestFailed` (-32803, "try again"), so no
+   editor request hangs, and ends every work-done progress the daemon had begun;
 2. reconnects, starting a daemon under the spawn lock if none is running (five relays losing
    their daemon start one), or, if no daemon can be reached (or it was lost three times within
    30 s), starts `kbls serve --standalone` as a child and uses it the same way from then on;
@@ -75,6 +75,8 @@ class Session:
     server_requests: set[Any] = field(default_factory=set)
     #: ids of the relay's own replayed `initialize` (their answers are dropped)
     own_ids: set[Any] = field(default_factory=set)
+    #: work-done progress tokens the backend began and has not ended (ended for it if it is lost)
+    progress: set[Any] = field(default_factory=set)
     exiting: bool = False
     shutdown: bool = False
 
@@ -108,6 +110,8 @@ class Session:
         if "method" in message:
             if "id" in message:
                 self.server_requests.add(message["id"])
+            elif message["method"] == "$/progress":
+                self._note_progress(message.get("params"))
             return True
         msg_id = message.get("id")
         if msg_id in self.own_ids:
@@ -115,6 +119,29 @@ class Session:
             return False
         self.pending.pop(msg_id, None)
         return True
+
+    def _note_progress(self, params: Any) -> None:
+        if not isinstance(params, dict) or not isinstance(params.get("value"), dict):
+            return
+        kind, token = params["value"].get("kind"), params.get("token")
+        if kind == "begin":
+            self.progress.add(token)
+        elif kind == "end":
+            self.progress.discard(token)
+
+    def lost(self) -> list[dict[str, Any]]:
+        """The backend is gone: what the editor must be told (its requests failed, its progress
+        ended), and the record of that backend cleared."""
+        out = [_error(msg_id, REQUEST_FAILED, LOST_MESSAGE) for msg_id in self.pending]
+        out += [
+            {"jsonrpc": "2.0", "method": "$/progress",
+             "params": {"token": token, "value": {"kind": "end", "message": "the kbls daemon restarted"}}}
+            for token in self.progress
+        ]
+        self.pending.clear()
+        self.server_requests.clear()
+        self.progress.clear()
+        return out
 
     def _apply_folders(self, params: Any) -> None:
         if self.initialize is None or not isinstance(params, dict):
@@ -235,10 +262,8 @@ class Relay:
 
     async def _reconnect(self, lost: Backend) -> None:
         self._ready.clear()
-        for msg_id in list(self.session.pending):
-            self._to_editor(encode(_error(msg_id, REQUEST_FAILED, LOST_MESSAGE)))
-        self.session.pending.clear()
-        self.session.server_requests.clear()
+        for message in self.session.lost():
+            self._to_editor(encode(message))
         await _close(lost)
         now = time.monotonic()
         self._losses = [t for t in self._losses if now - t < FLAP_WINDOW] + [now]
