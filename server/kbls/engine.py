@@ -8,9 +8,7 @@ The work is done by `indexing.pipeline` (scan, parse, chunk, embed, write), `ret
 from __future__ import annotations
 
 import logging
-import threading
 import time
-from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,7 +22,7 @@ from kbls.indexing.scan import Scanner
 from kbls.limits import MAX_LIMIT, MIN_LIMIT, MODES, Mode
 from kbls.query.filters import Filters
 from kbls.query.syntax import parse_query
-from kbls.results import Hit, IndexReport, RootStatus, Skipped
+from kbls.results import Hit, RootStatus, Skipped
 from kbls.retrieval.hybrid import HybridSearcher
 from kbls.retrieval.listing import Listing
 from kbls.retrieval.notelinks import NoteLinks
@@ -71,7 +69,6 @@ class Engine:
         self.embedder = embedder or Embedder(config.model)
         self.chunker = Chunker(self.embedder, config.chunk)
         self.scanner = Scanner(self.root, config, self.store_dir)
-        #: a plain-words message for the user when the store had to be set aside and rebuilt.
         #: notice: a plain-words message for the user when the store had to be set aside and rebuilt.
         self.store, self.notice = open_or_recover(
             self.store_dir, model_id=self.embedder.model_id, dimension=self.embedder.dimension,
@@ -81,6 +78,8 @@ class Engine:
         self.vectors = VectorIndex(self.store)
         self.load_model_on_demand = load_model_on_demand
         self.pipeline = IndexPipeline(config, self.store, self.scanner, self.chunker, self.embedder)
+        #: bring the store up to date with the disk (`IndexPipeline.run`: every file or `paths`).
+        self.index = self.pipeline.run
         self.searcher = HybridSearcher(self.root, self.store, self.vectors, self.embedder, config.search)
         #: link completion and resolution (`textDocument/completion`, `definition`, `documentLink`).
         self.links = NoteLinks(self.root, self.store, self.vectors, self.embedder, self.semantic_ready)
@@ -106,24 +105,6 @@ class Engine:
     def reused_total(self) -> int:
         """Chunks whose stored vector was reused since this engine started."""
         return self.pipeline.reused_total
-
-    def index(
-        self,
-        paths: Iterable[Path] | None = None,
-        *,
-        force: bool = False,
-        progress: ProgressFn | None = None,
-        cancel: threading.Event | None = None,
-        wait: bool = True,
-    ) -> IndexReport:
-        """Bring the store up to date with the disk: every file (paths=None) or just `paths`.
-
-        :param force: re-read files whose size and mtime did not change (never re-embeds a
-            chunk whose vector is stored).
-        :param wait: when False and another process is writing this store, return at once
-            with `busy=True`.
-        """
-        return self.pipeline.run(paths, force=force, progress=progress, cancel=cancel, wait=wait)
 
     def semantic_ready(self) -> bool:
         return self.embedder.loaded or self.load_model_on_demand
