@@ -74,7 +74,13 @@ class IndexPipeline:
         cancel: threading.Event | None = None,
         wait: bool = True,
     ) -> IndexReport:
-        """Index every file (paths=None) or just `paths`; see `Engine.index`."""
+        """Bring the store up to date with the disk: every file (paths=None) or just `paths`.
+
+        :param force: re-read files whose size and mtime did not change (never re-embeds a
+            chunk whose vector is stored).
+        :param wait: when False and another process is writing this store, return at once
+            with `busy=True`.
+        """
         started = time.perf_counter()
         with self._lock, self.store.lock.hold(timeout=None if wait else 0.0) as held:
             if not held:
