@@ -158,6 +158,11 @@ class Daemon:
             chunks=sum(v.chunks for v in views), message=message, error="; ".join(errors) or None,
         )
 
+    def tell_state(self, listener: Listener) -> None:
+        """Send the index state to `listener` alone (a client of the per-user daemon that just
+        started: no change may come to tell it), ordered with the notifications to everyone."""
+        self._reporter.tell(SafeListener(listener))
+
     @property
     def state(self) -> str:
         return self.index_state().state

@@ -59,6 +59,13 @@ class StatusReporter:
             self._last, self._last_sent = status, now
             self._listener.index_status(status)
 
+    def tell(self, listener: SafeListener) -> None:
+        """Send the state now to `listener` alone (a client that just connected), in order with
+        what `emit` sends everyone: a snapshot taken outside the lock could reach the client
+        after a newer state and stay there (a `ready` overtaken by the `indexing` before it)."""
+        with self._lock:
+            listener.index_status(self._snapshot(""))
+
     def state_changed(self) -> bool:
         """The state differs from the last one sent (or none was sent)."""
         with self._lock:

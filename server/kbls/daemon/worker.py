@@ -56,12 +56,15 @@ class Worker:
         self._opener = opener
         self._reporter = reporter
         self._listener = listener
-        # Guards _queue (jobs, root changes, the running job), _model_loaded, _model_error and
-        # _cancel. Taken by the LSP, watcher and timer threads to queue work and read the state,
+        # Guards _queue (jobs, root changes, the running job), _applying, _model_loaded,
+        # _model_error and _cancel. Taken by the LSP, watcher and timer threads to queue work and read the state,
         # and by the worker thread to take work. Never held while calling the listener or the
         # reporter (lock order: reporter -> this -> registry).
         self._cond = threading.Condition()
         self._queue = JobQueue()
+        #: root changes taken from the queue are being applied: a root is opening, its first scan
+        #: not queued yet (the queue alone looks idle then, and the state said a false `ready`).
+        self._applying = False
         self._model_loaded = False
         self._model_error: str | None = None
         #: set to stop the running job (preempted by a save, its root closed, shutdown).
@@ -116,7 +119,7 @@ class Worker:
     def view(self) -> QueueView:
         with self._cond:
             return QueueView(
-                idle=self._queue.idle, pending=self._queue.pending(self._registry.known_files),
+                idle=self._queue.idle and not self._applying, pending=self._queue.pending(self._registry.known_files),
                 model_loaded=self._model_loaded, model_error=self._model_error,
             )
 
@@ -124,7 +127,7 @@ class Worker:
         """Block until the model is loaded and nothing is queued or running (tests, benchmarks)."""
         deadline = time.monotonic() + timeout
         with self._cond:
-            while not (self._queue.idle and self._model_loaded):
+            while not (self._queue.idle and not self._applying and self._model_loaded):
                 left = deadline - time.monotonic()
                 if left <= 0:
                     return False
@@ -137,6 +140,7 @@ class Worker:
         self._reporter.emit(force=True)
         with self._cond:
             first = self._queue.next(time.monotonic())
+            self._applying = isinstance(first, RootChanges)
         if isinstance(first, Stop):
             return
         if isinstance(first, RootChanges):
@@ -166,6 +170,7 @@ class Worker:
                 now = time.monotonic()
                 step = self._queue.next(now)
                 if not isinstance(step, Wait):
+                    self._applying = isinstance(step, RootChanges)
                     if isinstance(step, Run) and self._queue.running is not None:
                         self._cancel = threading.Event()
                         self._queue.running.remaining = step.job.size(self._registry.known_files(step.key))
@@ -182,25 +187,30 @@ class Worker:
 
     def _apply(self, changes: RootChanges) -> None:
         """Close, open and reopen roots; a reopened root's new engine replaces the old one."""
-        for key in changes.closes:
-            self._registry.cancel_reopen(key)
-            root = self._registry.pop(key)
-            with self._cond:
-                self._queue.closed(key)
-            if root is not None:
-                self._opener.close(root)
-                self._listener.log(logging.INFO, f"kbls: closed {root.folder}")
-        for request in changes.opens:
-            old = self._registry.get(request.key)
-            if old is not None and not request.reopen:
-                continue
-            if self._open(request) is None and old is not None and old.replaced:
-                # Its store is gone and could not be made again: a job retries it (with backoff).
-                with self._cond:
-                    self._queue.add(request.key, Job(full=True))
-                    self._cond.notify_all()
         if changes.opens:
-            self._reporter.begin_progress("scanning")
+            self._reporter.begin_progress("scanning")  # opening a store can take a while
+        try:
+            for key in changes.closes:
+                self._registry.cancel_reopen(key)
+                root = self._registry.pop(key)
+                with self._cond:
+                    self._queue.closed(key)
+                if root is not None:
+                    self._opener.close(root)
+                    self._listener.log(logging.INFO, f"kbls: closed {root.folder}")
+            for request in changes.opens:
+                old = self._registry.get(request.key)
+                if old is not None and not request.reopen:
+                    continue
+                if self._open(request) is None and old is not None and old.replaced:
+                    # Its store is gone and could not be made again: a job retries it (with backoff).
+                    with self._cond:
+                        self._queue.add(request.key, Job(full=True))
+                        self._cond.notify_all()
+        finally:
+            with self._cond:
+                self._applying = False  # the opened roots' scans are queued by now
+                self._cond.notify_all()
         self._reporter.emit(force=True)
 
     def _open(self, request: OpenRequest, *, quiet: bool = False) -> Root | None:

@@ -3,7 +3,10 @@
 The daemon's worker asks for a progress from its own thread; the token must first be created
 with `window/workDoneProgress/create` (a request the client answers later), so reports and the
 end that arrive before the answer are kept (the latest of each) and sent once the token exists.
-Everything here runs on the event loop: the worker's calls are handed over by `later`.
+Everything here runs on the event loop: the worker's calls are handed over by `later`, in order.
+The token's state is recorded by the first of them, not by the task that asks for the token: an
+end handed over right after its begin (a scan with nothing to do) ran before that task's first
+step and was dropped, leaving the client's progress open for good.
 """
 
 from __future__ import annotations
@@ -30,6 +33,8 @@ class _Token:
     #: the latest report (percentage, message) and end message that arrived before it was ready.
     report: tuple[int, str] | None = None
     end: str | None = None
+    #: the task asking the client for the token (kept: the loop holds tasks weakly).
+    creating: asyncio.Task[None] | None = None
 
 
 class ProgressTokens:
@@ -47,7 +52,7 @@ class ProgressTokens:
         if not getattr(window, "work_done_progress", False):
             return None
         token = f"kbls-{uuid.uuid4()}"
-        self._later(lambda: asyncio.ensure_future(self._create(token, title, message)))
+        self._later(self._start, token, title, message)
         return token
 
     def report(self, handle: object, percentage: int, message: str) -> None:
@@ -58,9 +63,13 @@ class ProgressTokens:
         if isinstance(handle, str):
             self._later(self._end, handle, message)
 
-    async def _create(self, token: str, title: str, message: str) -> None:
-        """Ask the client for the token; send begin, then whatever arrived meanwhile."""
+    def _start(self, token: str, title: str, message: str) -> None:
+        """Record the token before any report or end handed over after it, then ask for it."""
         state = self._tokens[token] = _Token()
+        state.creating = asyncio.ensure_future(self._create(token, state, title, message))
+
+    async def _create(self, token: str, state: _Token, title: str, message: str) -> None:
+        """Ask the client for the token; send begin, then whatever arrived meanwhile."""
         try:
             await asyncio.wait_for(self._server.work_done_progress.create_async(token), CREATE_TIMEOUT)
         except Exception as exc:  # the client refused or never answered: no progress UI

@@ -72,7 +72,7 @@ class ClientView:
         for uri, path in folders:
             self.add_root(uri, path)
         if self.server is not None:  # the daemon may be ready already: no change would tell this client
-            self.server.index_status(self.host.daemon.index_state())
+            self.host.daemon.tell_state(self.server)
 
     def shutdown(self, timeout: float = 5.0) -> None:
         """Let go of this client's folders (the shared daemon keeps running)."""
