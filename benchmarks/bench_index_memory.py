@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -52,6 +53,7 @@ def one(mode: str) -> str:
     report = engine.index()
     seconds = time.perf_counter() - started
     engine.close()
+    shutil.rmtree(store, ignore_errors=True)
     usage = resource.getrusage(resource.RUSAGE_SELF)
     return (
         f"| {mode} | {report.embedded} | {seconds:.1f} | {usage.ru_utime + usage.ru_stime:.1f} | "
