@@ -22,7 +22,7 @@ ends, the one place where a pathological note may be read differently from the s
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from markdown_it import MarkdownIt
@@ -85,6 +85,22 @@ class MarkdownStructure:
     code_lines: frozenset[int]
     #: lines before this one were parsed (all of them unless `max_lines` stopped it).
     parsed_lines: int
+
+
+def line_runs(start: int, stop: int, kept: Callable[[int], bool]) -> list[SourceBlock]:
+    """One block per run of consecutive line numbers in [start, stop) that `kept` keeps."""
+    out: list[SourceBlock] = []
+    run_start: int | None = None
+    for number in range(start, stop):
+        if not kept(number):
+            if run_start is not None:
+                out.append(SourceBlock(run_start, number - 1))
+                run_start = None
+        elif run_start is None:
+            run_start = number
+    if run_start is not None:
+        out.append(SourceBlock(run_start, stop - 1))
+    return out
 
 
 def heading_text(source: str) -> str:
@@ -222,16 +238,5 @@ class _Builder:
 
     def _uncovered(self, parsed_lines: int) -> list[SourceBlock]:
         """Runs of non-blank lines that no token owns (link reference definitions)."""
-        out: list[SourceBlock] = []
-        run_start: int | None = None
-        lines = self.lines
-        for number in range(self.body_start, parsed_lines):
-            if self.covered[number] or not lines[number].strip():
-                if run_start is not None:
-                    out.append(SourceBlock(run_start, number - 1))
-                    run_start = None
-            elif run_start is None:
-                run_start = number
-        if run_start is not None:
-            out.append(SourceBlock(run_start, parsed_lines - 1))
-        return out
+        covered, lines = self.covered, self.lines
+        return line_runs(self.body_start, parsed_lines, lambda number: not covered[number] and bool(lines[number].strip()))

@@ -18,7 +18,8 @@ from urllib.parse import unquote
 
 import yaml
 
-from kbls.indexing.markdown import MarkdownStructure, SourceBlock, parse_markdown
+from kbls.indexing.linkforms import MARKDOWN_LINK, URL_SCHEME, WIKI_LINK
+from kbls.indexing.markdown import MarkdownStructure, SourceBlock, line_runs, parse_markdown
 from kbls.notepath import note_stem
 
 #: frontmatter larger than this is not parsed (a YAML bomb is cheap to write, costly to load).
@@ -34,11 +35,6 @@ MAX_SECTIONS = 2_000
 
 _RST_UNDERLINE = re.compile(r"^([=\-~^\"'`#*+:.<>_])\1{2,}[ \t]*$")
 _TAG = re.compile(r"(?<![\w#&/\]\[(])#([A-Za-z_\u00c0-\uffff][\w/\-\u00c0-\uffff]*)")
-# No `[` inside a link's parts: otherwise a line of `[[[[…` or `[](` repeated makes every
-# start scan to the end of the line (quadratic: a 60 KB line took 45 s).
-_WIKI = re.compile(r"\[\[([^\[\]\|#\n]+)(?:#[^\[\]\|\n]*)?(?:\|[^\[\]\n]*)?\]\]")
-_MDLINK = re.compile(r"\[[^\[\]\n]*\]\(\s*<?([^)\s>\[]+)>?(?:\s+\"[^\"\n]*\")?\s*\)")
-_SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
 
 
 @dataclass(frozen=True)
@@ -117,7 +113,7 @@ def _frontmatter(raw: str) -> tuple[dict[str, object], str | None]:
 
 def _link_target(source_path: str, target: str) -> str | None:
     target = unquote(target.split("#", 1)[0].split("?", 1)[0])
-    if not target or _SCHEME.match(target) or target.startswith("//"):
+    if not target or URL_SCHEME.match(target) or target.startswith("//"):
         return None
     base = "" if target.startswith("/") else posixpath.dirname(source_path)
     joined = posixpath.normpath(posixpath.join(base, target.lstrip("/")))
@@ -148,48 +144,33 @@ def _blocks_rst(lines: list[str]) -> list[SourceBlock]:
     """Paragraphs and underlined titles; levels in the order underline characters first appear."""
     out: list[SourceBlock] = []
     levels: list[str] = []
-    para_start: int | None = None
+    #: the first line not yet in a block: the paragraphs from here on end at the next title.
+    rest = 0
     i, n = 0, len(lines)
     while i < n:
         line = lines[i]
         nxt = lines[i + 1] if i + 1 < n else ""
         underline = _RST_UNDERLINE.match(nxt)
         if line.strip() and underline and len(nxt.rstrip()) >= len(line.rstrip()) and not _RST_UNDERLINE.match(line):
-            if para_start is not None:
-                out.append(SourceBlock(para_start, i - 1))
-                para_start = None
+            out += _paragraphs(lines, rest, i)
             char = underline.group(1)
             if char not in levels:
                 levels.append(char)
             out.append(SourceBlock(i, i + 1, heading_level=min(levels.index(char) + 1, 6), heading_text=line.strip()))
             i += 2
+            rest = i
             continue
-        if not line.strip():
-            if para_start is not None:
-                out.append(SourceBlock(para_start, i - 1))
-                para_start = None
-        elif para_start is None:
-            para_start = i
         i += 1
-    if para_start is not None:
-        out.append(SourceBlock(para_start, n - 1))
-    return out
+    return out + _paragraphs(lines, rest, n)
 
 
 def _blocks_txt(lines: list[str], first: int = 0) -> list[SourceBlock]:
     """Paragraphs: runs of non-blank lines from line `first` on."""
-    out: list[SourceBlock] = []
-    para_start: int | None = None
-    for i, line in enumerate(lines[first:], first):
-        if not line.strip():
-            if para_start is not None:
-                out.append(SourceBlock(para_start, i - 1))
-                para_start = None
-        elif para_start is None:
-            para_start = i
-    if para_start is not None:
-        out.append(SourceBlock(para_start, len(lines) - 1))
-    return out
+    return _paragraphs(lines, first, len(lines))
+
+
+def _paragraphs(lines: list[str], start: int, stop: int) -> list[SourceBlock]:
+    return line_runs(start, stop, lambda number: bool(lines[number].strip()))
 
 
 def _strip_code(text: str) -> str:
@@ -206,9 +187,10 @@ def _text_outside_code(lines: list[str], block: SourceBlock, block_text: str, co
 
 
 def _links(rel_path: str, text: str) -> list[tuple[str, str]]:
-    out = [("wiki", m.group(1).strip()) for m in _WIKI.finditer(text)]
-    for m in _MDLINK.finditer(text):
-        target = _link_target(rel_path, m.group(1))
+    # `[[#heading]]` (no name) links within the note: not an edge.
+    out = [("wiki", m.group(1).strip()) for m in WIKI_LINK.finditer(text) if m.group(1)]
+    for m in MARKDOWN_LINK.finditer(text):
+        target = _link_target(rel_path, m.group(2))
         if target is not None:
             out.append(("path", target))
     return out

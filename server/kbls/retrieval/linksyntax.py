@@ -3,7 +3,7 @@ cursor, what is being typed after `[[` or `](`, and the paragraph around the cur
 
 Pure text functions over a list of lines (positions are Python string indices; the LSP layer
 converts them from and to the client's units). The forms are the indexer's
-(`kbls.indexing.parse`): `[[name]]`, `[[name#heading]]`, `[[name|label]]`, `[label](rel/path.md)`
+(`kbls.indexing.linkforms`): `[[name]]`, `[[name#heading]]`, `[[name|label]]`, `[label](rel/path.md)`
 and `[label](rel/path.md#heading)`; links inside inline code or a fenced block are not links.
 """
 
@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from enum import Enum
 from urllib.parse import unquote
 
+from kbls.indexing.linkforms import MARKDOWN_LINK, URL_SCHEME, WIKI_LINK
+
 #: a line longer than this is not searched for links (a minified blob, not prose).
 MAX_LINE_CHARS = 20_000
 #: what the paragraph around the cursor may give the model (~150 tokens: embedding stays ~ms).
@@ -23,10 +25,6 @@ MIN_CONTEXT_CHARS = 60
 #: how far from the cursor the paragraph (and, above it, the search for meaning) reaches.
 CONTEXT_LINES_ABOVE = 40
 
-# Same shapes as the indexer's patterns (no `[` inside a part: linear on `[[[[…` lines).
-_WIKI = re.compile(r"\[\[([^\[\]\|#\n]*)(?:#([^\[\]\|\n]*))?(?:\|([^\[\]\n]*))?\]\]")
-_MDLINK = re.compile(r"\[([^\[\]\n]*)\]\(\s*<?([^)\s>\[]+)>?(?:\s+\"[^\"\n]*\")?\s*\)")
-_SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 _CODE_SPAN = re.compile(r"`[^`\n]*`")
 _HEADING = re.compile(r"^\s{0,3}#{1,6}(\s|$)")
@@ -96,7 +94,7 @@ def _fenced_lines(lines: list[str]) -> set[int]:
 
 def _split_target(raw: str) -> tuple[str, str | None] | None:
     """A markdown link's (path, heading); None for a URL or a mail link (not a note)."""
-    if _SCHEME.match(raw) or raw.startswith("//"):
+    if URL_SCHEME.match(raw) or raw.startswith("//"):
         return None
     path, _, fragment = raw.partition("#")
     path = unquote(path.split("?", 1)[0])
@@ -112,10 +110,10 @@ def _line_links(number: int, line: str) -> list[LinkRef]:
             LinkKind.WIKI, m.group(1).strip(), (m.group(2) or "").strip() or None, number, m.start(), m.end(),
             labelled=m.group(3) is not None,
         )
-        for m in _WIKI.finditer(text)
+        for m in WIKI_LINK.finditer(text)
         if m.group(1).strip() or (m.group(2) or "").strip()
     ]
-    for m in _MDLINK.finditer(text):
+    for m in MARKDOWN_LINK.finditer(text):
         parts = _split_target(m.group(2))
         if parts is not None and (parts[0] or parts[1]):
             found.append(LinkRef(LinkKind.PATH, parts[0], parts[1], number, m.start(), m.end()))
@@ -157,7 +155,7 @@ def typing_at(lines: list[str], line: int, character: int) -> LinkTyping | None:
     markdown = _OPEN_MDLINK.search(before)
     if markdown is not None:
         typed = markdown.group(2)
-        if _SCHEME.match(typed) or "#" in typed or typed.startswith("//"):
+        if URL_SCHEME.match(typed) or "#" in typed or typed.startswith("//"):
             return None
         end = character + (1 if after.startswith(")") else 0)
         label_at = markdown.start(1) if not markdown.group(1) else None
@@ -217,5 +215,5 @@ def context_around(lines: list[str], typing: LinkTyping) -> str:
 
 def _wiki_labels(text: str) -> str:
     """Links read as their words: `[[a|b]]` -> `b`, `[x](p.md)` -> `x`."""
-    text = _WIKI.sub(lambda m: m.group(3) or m.group(1), text)
-    return _MDLINK.sub(lambda m: m.group(1), text)
+    text = WIKI_LINK.sub(lambda m: m.group(3) or m.group(1), text)
+    return MARKDOWN_LINK.sub(lambda m: m.group(1), text)
