@@ -92,118 +92,124 @@ def save_results(phase: str, figures: dict) -> None:
 
 def pct(values: list[float], q: float) -> float:
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, int(round(q / 100 * (len(ordered) - 1)))))]
+    return ordered[min(len(ordered) - 1, max(0, round(q / 100 * (len(ordered) - 1))))]
 
 
 # -- vectors (the ADR) -----------------------------------------------------------------------
 def phase_vectors(repeats: int, queries: int = 30, k: int = 50) -> dict:
-    import sqlite_vec
-
-    from kbls.storage.connection import SQLITE
-
     out: dict[str, Any] = {"k": k, "queries": queries, "repeats": repeats, "sizes": {}}
     rng = np.random.default_rng(1)
     dim = 384
     for n in (50_000, 100_000):
-        log.info("vectors: %d x %d", n, dim)
-        matrix = rng.standard_normal((n, dim), dtype=np.float32)
-        matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
-        picks = rng.integers(0, n, queries)
-        noise = rng.standard_normal((queries, dim), dtype=np.float32)
-        noise /= np.linalg.norm(noise, axis=1, keepdims=True)
-        qs = 0.6 * matrix[picks] + 0.4 * noise
-        qs /= np.linalg.norm(qs, axis=1, keepdims=True)
-        ids = np.arange(1, n + 1, dtype=np.int64)
-        scale = 127.0 / float(np.abs(matrix).max())
-        tmp = Path(tempfile.mkdtemp(prefix="kbls-vec-"))
-        conn = SQLITE.connect(str(tmp / "v.sqlite3"), isolation_level=None)
-        conn.enable_load_extension(True)
-        sqlite_vec.load(conn)
-        conn.execute("PRAGMA journal_mode = WAL")
-        conn.execute(f"CREATE VIRTUAL TABLE vcos USING vec0(embedding float[{dim}] distance_metric=cosine)")
-        conn.execute(f"CREATE VIRTUAL TABLE vl2 USING vec0(embedding float[{dim}])")
-        conn.execute(f"CREATE VIRTUAL TABLE vi8 USING vec0(embedding int8[{dim}])")
-        conn.execute(f"CREATE VIRTUAL TABLE vbit USING vec0(embedding bit[{dim}])")
-        conn.execute("BEGIN")
-        for i in range(n):
-            blob = matrix[i].tobytes()
-            rowid = i + 1
-            conn.execute("INSERT INTO vcos(rowid, embedding) VALUES (?, ?)", (rowid, blob))
-            conn.execute("INSERT INTO vl2(rowid, embedding) VALUES (?, ?)", (rowid, blob))
-            q8 = np.clip(np.round(matrix[i] * scale), -127, 127).astype(np.int8).tobytes()
-            conn.execute("INSERT INTO vi8(rowid, embedding) VALUES (?, vec_int8(?))", (rowid, q8))
-            conn.execute("INSERT INTO vbit(rowid, embedding) VALUES (?, vec_quantize_binary(?))", (rowid, blob))
-        conn.execute("COMMIT")
-
-        def exact_numpy(q: np.ndarray) -> list[int]:
-            scores = matrix @ q
-            best = np.argpartition(-scores, k - 1)[:k]
-            best = best[np.argsort(-scores[best], kind="stable")]
-            return [int(ids[i]) for i in best]
-
-        def knn(table: str, blob: Any, expr: str = "?", kk: int = k) -> list[int]:
-            sql = f"SELECT rowid FROM {table} WHERE embedding MATCH {expr} AND k = {kk}"
-            return [r[0] for r in conn.execute(sql, (blob,)).fetchall()]
-
-        def rescore(candidates: list[int], q: np.ndarray) -> list[int]:
-            # Exact cosine over the candidates' float vectors, read back from the store.
-            marks = ",".join("?" * len(candidates))
-            rows = conn.execute(f"SELECT rowid, embedding FROM vl2 WHERE rowid IN ({marks})", candidates).fetchall()
-            cand = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), dim)
-            order = np.argsort(-(cand @ q), kind="stable")[:k]
-            return [rows[i][0] for i in order]
-
-        index = _vector_index(ids, matrix)
-        bits = sign_bits(matrix)
-        candidates = int(n * 0.08)
-
-        def prefiltered(q: np.ndarray) -> list[int]:
-            distance = np.bitwise_count(bits ^ sign_bits(q[None, :])[0]).sum(axis=1, dtype=np.int32)
-            rows = np.argpartition(distance, candidates - 1)[:candidates]
-            scores = matrix[rows] @ q
-            best = np.argpartition(-scores, k - 1)[:k]
-            return [int(ids[rows[i]]) for i in best[np.argsort(-scores[best], kind="stable")]]
-
-        methods = {
-            "numpy float32 exact scan (VectorIndex), 1 BLAS thread": lambda q: [i for i, _ in index.top(q, k)],
-            "numpy sign-bit prefilter 8% + exact rescore": prefiltered,
-            "vec0 float, cosine": lambda q: knn("vcos", q.tobytes()),
-            "vec0 float, L2 on normalized": lambda q: knn("vl2", q.tobytes()),
-            "vec0 int8 (L2) top 4×k + exact rescore": lambda q: rescore(
-                knn("vi8", np.clip(np.round(q * scale), -127, 127).astype(np.int8).tobytes(), "vec_int8(?)", 4 * k), q
-            ),
-            "vec0 bit (hamming) top 10×k + exact rescore": lambda q: rescore(
-                knn("vbit", q.tobytes(), "vec_quantize_binary(?)", 10 * k), q
-            ),
-        }
-        truth = [exact_numpy(q) for q in qs]
-        times: dict[str, list[float]] = {name: [] for name in methods}
-        recall: dict[str, float] = {}
-        for name, fn in methods.items():  # warm-up + recall
-            found = [fn(q) for q in qs]
-            recall[name] = statistics.mean(len(set(f[:10]) & set(t[:10])) / 10 for f, t in zip(found, truth))
-        for _ in range(repeats):
-            for name, fn in methods.items():  # interleaved, so drift hits every method alike
-                for q in qs:
-                    started = time.perf_counter()
-                    fn(q)
-                    times[name].append((time.perf_counter() - started) * 1000)
-        conn.close()
-        shutil.rmtree(tmp, ignore_errors=True)
-        two = _numpy_two_threads(n, queries, k, repeats)
-        times["numpy float32 exact scan, 2 BLAS threads"] = two
-        recall["numpy float32 exact scan, 2 BLAS threads"] = 1.0
-        out["sizes"][str(n)] = {
-            name: {
-                "median_ms": round(statistics.median(t), 2), "p99_ms": round(pct(t, 99), 2),
-                "recall_at_10": round(recall[name], 3),
-            }
-            for name, t in times.items()
-        }
-        out["sizes"][str(n)]["_memory_mb"] = round(matrix.nbytes / 1e6, 1)
-        log.info("vectors %d: %s", n, json.dumps(out["sizes"][str(n)], indent=1))
+        out["sizes"][str(n)] = _measure_vectors(n, rng, dim, queries, k, repeats)
     out["real"] = real_embedding_recall()
     return out
+
+
+def _measure_vectors(n: int, rng: np.random.Generator, dim: int, queries: int, k: int, repeats: int) -> dict[str, Any]:
+    """Every vector-scan method on n random unit vectors: median/p99 ms and recall@10 against the exact scan."""
+    import sqlite_vec
+
+    from kbls.storage.connection import SQLITE
+
+    log.info("vectors: %d x %d", n, dim)
+    matrix = rng.standard_normal((n, dim), dtype=np.float32)
+    matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
+    picks = rng.integers(0, n, queries)
+    noise = rng.standard_normal((queries, dim), dtype=np.float32)
+    noise /= np.linalg.norm(noise, axis=1, keepdims=True)
+    qs = 0.6 * matrix[picks] + 0.4 * noise
+    qs /= np.linalg.norm(qs, axis=1, keepdims=True)
+    ids = np.arange(1, n + 1, dtype=np.int64)
+    scale = 127.0 / float(np.abs(matrix).max())
+    tmp = Path(tempfile.mkdtemp(prefix="kbls-vec-"))
+    conn = SQLITE.connect(str(tmp / "v.sqlite3"), isolation_level=None)
+    conn.enable_load_extension(True)
+    sqlite_vec.load(conn)
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute(f"CREATE VIRTUAL TABLE vcos USING vec0(embedding float[{dim}] distance_metric=cosine)")
+    conn.execute(f"CREATE VIRTUAL TABLE vl2 USING vec0(embedding float[{dim}])")
+    conn.execute(f"CREATE VIRTUAL TABLE vi8 USING vec0(embedding int8[{dim}])")
+    conn.execute(f"CREATE VIRTUAL TABLE vbit USING vec0(embedding bit[{dim}])")
+    conn.execute("BEGIN")
+    for i in range(n):
+        blob = matrix[i].tobytes()
+        rowid = i + 1
+        conn.execute("INSERT INTO vcos(rowid, embedding) VALUES (?, ?)", (rowid, blob))
+        conn.execute("INSERT INTO vl2(rowid, embedding) VALUES (?, ?)", (rowid, blob))
+        q8 = np.clip(np.round(matrix[i] * scale), -127, 127).astype(np.int8).tobytes()
+        conn.execute("INSERT INTO vi8(rowid, embedding) VALUES (?, vec_int8(?))", (rowid, q8))
+        conn.execute("INSERT INTO vbit(rowid, embedding) VALUES (?, vec_quantize_binary(?))", (rowid, blob))
+    conn.execute("COMMIT")
+
+    def exact_numpy(q: np.ndarray) -> list[int]:
+        scores = matrix @ q
+        best = np.argpartition(-scores, k - 1)[:k]
+        best = best[np.argsort(-scores[best], kind="stable")]
+        return [int(ids[i]) for i in best]
+
+    def knn(table: str, blob: Any, expr: str = "?", kk: int = k) -> list[int]:
+        sql = f"SELECT rowid FROM {table} WHERE embedding MATCH {expr} AND k = {kk}"
+        return [r[0] for r in conn.execute(sql, (blob,)).fetchall()]
+
+    def rescore(candidates: list[int], q: np.ndarray) -> list[int]:
+        # Exact cosine over the candidates' float vectors, read back from the store.
+        marks = ",".join("?" * len(candidates))
+        rows = conn.execute(f"SELECT rowid, embedding FROM vl2 WHERE rowid IN ({marks})", candidates).fetchall()
+        cand = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), dim)
+        order = np.argsort(-(cand @ q), kind="stable")[:k]
+        return [rows[i][0] for i in order]
+
+    index = _vector_index(ids, matrix)
+    bits = sign_bits(matrix)
+    candidates = int(n * 0.08)
+
+    def prefiltered(q: np.ndarray) -> list[int]:
+        distance = np.bitwise_count(bits ^ sign_bits(q[None, :])[0]).sum(axis=1, dtype=np.int32)
+        rows = np.argpartition(distance, candidates - 1)[:candidates]
+        scores = matrix[rows] @ q
+        best = np.argpartition(-scores, k - 1)[:k]
+        return [int(ids[rows[i]]) for i in best[np.argsort(-scores[best], kind="stable")]]
+
+    methods = {
+        "numpy float32 exact scan (VectorIndex), 1 BLAS thread": lambda q: [i for i, _ in index.top(q, k)],
+        "numpy sign-bit prefilter 8% + exact rescore": prefiltered,
+        "vec0 float, cosine": lambda q: knn("vcos", q.tobytes()),
+        "vec0 float, L2 on normalized": lambda q: knn("vl2", q.tobytes()),
+        "vec0 int8 (L2) top 4×k + exact rescore": lambda q: rescore(
+            knn("vi8", np.clip(np.round(q * scale), -127, 127).astype(np.int8).tobytes(), "vec_int8(?)", 4 * k), q
+        ),
+        "vec0 bit (hamming) top 10×k + exact rescore": lambda q: rescore(
+            knn("vbit", q.tobytes(), "vec_quantize_binary(?)", 10 * k), q
+        ),
+    }
+    truth = [exact_numpy(q) for q in qs]
+    times: dict[str, list[float]] = {name: [] for name in methods}
+    recall: dict[str, float] = {}
+    for name, fn in methods.items():  # warm-up + recall
+        found = [fn(q) for q in qs]
+        recall[name] = statistics.mean(len(set(f[:10]) & set(t[:10])) / 10 for f, t in zip(found, truth, strict=True))
+    for _ in range(repeats):
+        for name, fn in methods.items():  # interleaved, so drift hits every method alike
+            for q in qs:
+                started = time.perf_counter()
+                fn(q)
+                times[name].append((time.perf_counter() - started) * 1000)
+    conn.close()
+    shutil.rmtree(tmp, ignore_errors=True)
+    two = _numpy_two_threads(n, queries, k, repeats)
+    times["numpy float32 exact scan, 2 BLAS threads"] = two
+    recall["numpy float32 exact scan, 2 BLAS threads"] = 1.0
+    sizes = {
+        name: {
+            "median_ms": round(statistics.median(t), 2), "p99_ms": round(pct(t, 99), 2),
+            "recall_at_10": round(recall[name], 3),
+        }
+        for name, t in times.items()
+    }
+    sizes["_memory_mb"] = round(matrix.nbytes / 1e6, 1)
+    log.info("vectors %d: %s", n, json.dumps(sizes, indent=1))
+    return sizes
 
 
 def sign_bits(matrix: np.ndarray) -> np.ndarray:
@@ -302,7 +308,10 @@ def _corpus() -> list[tuple[str, str]]:
     return sorted(files)
 
 
-_VOCAB = ["amber", "basil", "cobalt", "delta", "ember", "fjord", "garnet", "harbor", "indigo", "jade", "kelvin", "lumen", "meadow", "nectar", "onyx", "prism", "quartz", "russet", "sable", "tundra", "umber", "violet", "willow", "xenon", "yonder", "zircon"]
+_VOCAB = [
+    "amber", "basil", "cobalt", "delta", "ember", "fjord", "garnet", "harbor", "indigo", "jade", "kelvin", "lumen", "meadow",
+    "nectar", "onyx", "prism", "quartz", "russet", "sable", "tundra", "umber", "violet", "willow", "xenon", "yonder", "zircon",
+]
 
 
 def _mutate(text: str, rng: random.Random) -> str:
@@ -511,7 +520,7 @@ def render(results: dict) -> str:
                   "Targets at 50k: p50 ≤ 15 ms, p99 ≤ 40 ms.", ""]
         lines += ["| chunks | files | ready after start | hybrid p50 / p99 | semantic p50 / p99 | lexical p50 / p99 | RSS |",
                   "|---:|---:|---:|---:|---:|---:|---:|"]
-        for size, f in search["sizes"].items():
+        for f in search["sizes"].values():
             cells = [f"{f[mode]['p50_ms']:.1f} / {f[mode]['p99_ms']:.1f} ms" for mode in ("hybrid", "semantic", "lexical")]
             lines.append(f"| {f['chunks']:,} | {f['files']:,} | {f['ready_s']:.1f} s | " + " | ".join(cells)
                          + f" | {f['rss_mb']:.0f} MB |")

@@ -11,9 +11,7 @@ def replace_section(doc: Path, start: str, end: str, section: str) -> None:
     or append it when the document has none yet."""
     text = doc.read_text(encoding="utf-8") if doc.exists() else "# Benchmarks\n"
     pattern = re.compile(re.escape(start) + r".*?" + re.escape(end), re.S)
-    if pattern.search(text):
-        text = pattern.sub(lambda _: section, text)
-    else:
-        text = text.rstrip("\n") + "\n\n" + section + "\n"
+    # A function as the replacement, so backslashes in the section are not read as group references.
+    text = pattern.sub(lambda _: section, text) if pattern.search(text) else text.rstrip("\n") + "\n\n" + section + "\n"
     doc.parent.mkdir(parents=True, exist_ok=True)
     doc.write_text(text, encoding="utf-8")

@@ -12,8 +12,12 @@ from tests.support.corpus import write
 from kbls.cli import main
 
 NOTES = {
-    "rust/ownership.md": "# Ownership\n\nEvery value has a single owner; when the owner goes out of scope the value is dropped.\n",
-    "cooking/bread.md": "---\ntags: [baking]\n---\n# Sourdough\n\nFeed the starter and bake the loaf in a Dutch oven.\n",
+    "rust/ownership.md": (
+        "# Ownership\n\nEvery value has a single owner; when the owner goes out of scope the value is dropped.\n"
+    ),
+    "cooking/bread.md": (
+        "---\ntags: [baking]\n---\n# Sourdough\n\nFeed the starter and bake the loaf in a Dutch oven.\n"
+    ),
     "travel/japan.md": "# Japan\n\nThe rail pass covers the bullet train between Tokyo and Kyoto.\n",
 }
 
