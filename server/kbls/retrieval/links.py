@@ -63,13 +63,9 @@ class LinkStyle:
 
 
 @dataclass(frozen=True, slots=True)
-class Note:
-    """One note's names, lowercased where links compare them so."""
+class Note(NoteName):
+    """One note's names and the two a link may also name it by."""
 
-    id: int
-    path: str
-    title: str
-    aliases: tuple[str, ...]
     stem: str  # lowercased file stem
     bare: str  # the path without its extension, case kept
 

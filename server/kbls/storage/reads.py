@@ -19,7 +19,7 @@ from kbls.results import SqliteInfo
 from kbls.storage import fts
 from kbls.storage.connection import SQLITE, SQLITE_MODULE_NAME, ConnectionPool, OperationalError
 from kbls.storage.filter_sql import Params, filter_sql
-from kbls.storage.records import ChunkRow, FileChunk, FileInfo, FileRow, ListedFile, NoteName, StoreCounts
+from kbls.storage.records import ChunkRow, FileChunk, FileRow, ListedFile, NoteName, StoreCounts
 
 log = logging.getLogger(__name__)
 
@@ -151,12 +151,9 @@ class StoreReads:
         ).fetchall()
         return [FileChunk(*r) for r in rows]
 
-    def file_info(self, path: str) -> FileInfo | None:
+    def file_info(self, path: str) -> NoteName | None:
         row = self.db.conn.execute("SELECT id, path, title, aliases FROM files WHERE path = ?", (path,)).fetchone()
-        if row is None:
-            return None
-        aliases = json.loads(row[3] or "[]")
-        return FileInfo(int(row[0]), str(row[1]), str(row[2]), [str(a) for a in aliases] if isinstance(aliases, list) else [])
+        return None if row is None else _note_name(*row)
 
     def files_sharing_tags(self, file_id: int) -> dict[int, list[str]]:
         out: dict[int, list[str]] = {}
@@ -211,12 +208,7 @@ class StoreReads:
         rows = self.db.conn.execute(
             "SELECT id, path, title, aliases FROM files WHERE hash IS NOT NULL ORDER BY path"
         ).fetchall()
-        out = []
-        for fid, path, title, raw in rows:
-            aliases = json.loads(raw or "[]")
-            names = tuple(str(a) for a in aliases) if isinstance(aliases, list) else ()
-            out.append(NoteName(int(fid), str(path), str(title), names))
-        return out
+        return [_note_name(*row) for row in rows]
 
     def notes_version(self) -> tuple[int, int, float]:
         """(count, largest id, latest index time) of the files: changes whenever a note is
@@ -332,3 +324,9 @@ def _not_under(folders: Sequence[str], params: Params) -> list[str]:
         params[f"skip{i}"] = folder
         clauses.append(f"substr(f.path, 1, length(:skip{i})) != :skip{i}")
     return clauses
+
+
+def _note_name(file_id: int, path: str, title: str, aliases_json: str | None) -> NoteName:
+    aliases = json.loads(aliases_json or "[]")
+    names = tuple(str(a) for a in aliases) if isinstance(aliases, list) else ()
+    return NoteName(int(file_id), str(path), str(title), names)

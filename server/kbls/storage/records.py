@@ -82,18 +82,9 @@ class FileChunk:
 
 
 @dataclass(frozen=True, slots=True)
-class FileInfo:
-    """What related-notes needs of a file: its id and the names other notes may link it by."""
-
-    id: int
-    path: str
-    title: str
-    aliases: list[str]
-
-
-@dataclass(frozen=True, slots=True)
 class NoteName:
-    """What a link may name a note by (`Store.note_names`): link completion and resolution."""
+    """What a link may name a note by (`Store.note_names`, `Store.file_info`): link completion and
+    resolution, and the names related notes look for in other notes' links."""
 
     id: int
     path: str
