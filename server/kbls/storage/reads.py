@@ -11,6 +11,7 @@ import json
 import logging
 import os
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -78,12 +79,9 @@ class StoreReads:
         return total
 
     def allowed_embeddings(self, filters: Filters) -> np.ndarray:
-        params: Params = {}
-        where = filter_sql(filters, params)
-        rows = self.db.conn.execute(
-            f"SELECT DISTINCT c.embedding_id FROM chunks c JOIN files f ON f.id = c.file_id WHERE {where}",
-            params,
-        ).fetchall()
+        rows = self._filtered(
+            "SELECT DISTINCT c.embedding_id FROM chunks c JOIN files f ON f.id = c.file_id WHERE {where}", filters, {}
+        )
         return np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
 
     def chunks_for_embeddings(self, embedding_ids: list[int], filters: Filters) -> list[tuple[int, int]]:
@@ -92,24 +90,27 @@ class StoreReads:
             return []
         params: Params = {f"e{i}": e for i, e in enumerate(embedding_ids)}
         marks = ",".join(f":e{i}" for i in range(len(embedding_ids)))
-        where = filter_sql(filters, params)
-        rows = self.db.conn.execute(
-            f"SELECT c.embedding_id, c.id FROM chunks c JOIN files f ON f.id = c.file_id "
-            f"WHERE c.embedding_id IN ({marks}) AND {where} ORDER BY c.id",
+        rows = self._filtered(
+            "SELECT c.embedding_id, c.id FROM chunks c JOIN files f ON f.id = c.file_id "
+            f"WHERE c.embedding_id IN ({marks}) AND {{where}} ORDER BY c.id",
+            filters,
             params,
-        ).fetchall()
+        )
         return [(int(e), int(rowid)) for e, rowid in rows]
 
     def first_chunks_matching(self, filters: Filters, limit: int) -> list[int]:
         """The first chunk of each file the filters keep, by path: a query of filters only."""
-        params: Params = {"limit": limit}
-        where = filter_sql(filters, params)
-        rows = self.db.conn.execute(
-            f"SELECT (SELECT c.id FROM chunks c WHERE c.file_id = f.id ORDER BY c.ord LIMIT 1) AS first "
-            f"FROM files f WHERE {where} AND first IS NOT NULL ORDER BY f.path LIMIT :limit",
-            params,
-        ).fetchall()
+        rows = self._filtered(
+            "SELECT (SELECT c.id FROM chunks c WHERE c.file_id = f.id ORDER BY c.ord LIMIT 1) AS first "
+            "FROM files f WHERE {where} AND first IS NOT NULL ORDER BY f.path LIMIT :limit",
+            filters,
+            {"limit": limit},
+        )
         return [int(r[0]) for r in rows]
+
+    def _filtered(self, sql: str, filters: Filters, params: Params) -> list[Any]:
+        """The rows of `sql` with the filters' WHERE clause (over `f`, the files) at `{where}`."""
+        return self.db.conn.execute(sql.format(where=filter_sql(filters, params)), params).fetchall()
 
     def lexical(self, match: str, filters: Filters, limit: int) -> list[tuple[int, float]]:
         """(chunk rowid, bm25) best first for an FTS5 MATCH expression (see `kbls.storage.fts`)."""
