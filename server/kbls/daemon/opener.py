@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from dataclasses import KW_ONLY, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -55,33 +56,23 @@ def config_stamp(folder: Path) -> tuple[int, int] | None:
     return st.st_mtime_ns, st.st_size
 
 
+@dataclass(eq=False)
 class RootOpener:
     """Builds `Root`s; owns the embedders, one per model, shared by every root using it."""
 
-    def __init__(
-        self,
-        listener: SafeListener,
-        registry: RootRegistry,
-        overrides: dict[str, Any] | None,
-        *,
-        watch: bool,
-        debounce: float,
-        on_batch: BatchFn,
-        on_config: Callable[[str, Path], None],
-        retry_open: Callable[[str, Path], None],
-    ) -> None:
-        self.listener = listener
-        self.registry = registry
-        self.overrides = overrides
-        self.watch = watch
-        self.debounce = debounce
-        self.on_batch = on_batch
-        self.on_config = on_config
-        self.retry_open = retry_open
-        #: model name -> embedder; worker thread only.
-        self.embedders: dict[str, Embedder] = {}
-        #: why the last `open` failed ("" when it did not); worker thread only.
-        self.last_error = ""
+    listener: SafeListener
+    registry: RootRegistry
+    overrides: dict[str, Any] | None
+    _: KW_ONLY
+    watch: bool
+    debounce: float
+    on_batch: BatchFn
+    on_config: Callable[[str, Path], None]
+    retry_open: Callable[[str, Path], None]
+    #: model name -> embedder; worker thread only.
+    embedders: dict[str, Embedder] = field(default_factory=dict, init=False)
+    #: why the last `open` failed ("" when it did not); worker thread only.
+    last_error: str = field(default="", init=False)
 
     def open(self, request: OpenRequest, *, quiet: bool = False) -> Root | None:
         """The root of `request`, its store opened and its vectors loaded; None if it cannot be
