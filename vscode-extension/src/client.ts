@@ -150,9 +150,8 @@ export class KbClient implements vscode.Disposable {
           inEnabled(document.uri) && vscode.workspace.getConfiguration("kbls", document.uri).get<boolean>("hover.enabled", true)
             ? next(document, position, token)
             : undefined,
-        // Link completion after `[[` / `](`, go to definition and clickable links come from the
-        // server as standard LSP features (the client registers them from its capabilities); a
-        // note outside the enabled folders is not asked about.
+        // Link completion, definition and document links: the client registers them from the
+        // server's capabilities; a note outside the enabled folders is not asked about.
         provideCompletionItem: (document, position, context, token, next) =>
           inEnabled(document.uri) ? next(document, position, context, token) : undefined,
         provideDefinition: (document, position, token, next) => (inEnabled(document.uri) ? next(document, position, token) : undefined),
