@@ -52,12 +52,18 @@ class IndexState:
 
 
 @dataclass(frozen=True)
-class RootHit:
-    """An engine hit and the root it came from."""
+class FromRoot:
+    """The root an item of an answer came from."""
 
     root_uri: str
-    #: the root's folder as the client names it: the hit's file is `folder / hit.path`.
+    #: the root's folder as the client names it: the item's file is `folder / item.path`.
     folder: Path
+
+
+@dataclass(frozen=True)
+class RootHit(FromRoot):
+    """An engine hit and the root it came from."""
+
     hit: Hit
 
 
@@ -79,30 +85,31 @@ class NotesRequest:
 
 
 @dataclass(frozen=True)
-class RootNote:
-    """A note of a listing and the root it came from (`folder` as in `RootHit`)."""
+class RootNote(FromRoot):
+    """A note of a listing and the root it came from."""
 
-    root_uri: str
-    folder: Path
     note: NoteSummary
 
 
-@dataclass(frozen=True)
-class NotesAnswer:
-    notes: list[RootNote]
-    #: how many notes the filters keep in all the roots.
+@dataclass(frozen=True, kw_only=True)
+class Page:
+    """A listing cut to its limit: how long it is uncut, and the state of the index it came from."""
+
+    #: notes: how many the filters keep in all the roots; tags: how many match the prefix.
     total: int
     index: IndexState
 
 
-@dataclass(frozen=True)
-class TagsAnswer:
+@dataclass(frozen=True, kw_only=True)
+class NotesAnswer(Page):
+    notes: list[RootNote]
+
+
+@dataclass(frozen=True, kw_only=True)
+class TagsAnswer(Page):
     """Tags counted over every root asked, most used first."""
 
     tags: list[TagCount]
-    #: how many tags match the prefix (more than `tags` holds when the limit cut them).
-    total: int
-    index: IndexState
 
 
 @dataclass(frozen=True)

@@ -47,7 +47,7 @@ def merge_tags(per_root: Sequence[list[TagCount]], limit: int, index: IndexState
         for tag in counted:
             totals[tag.name] = totals.get(tag.name, 0) + tag.count
     ordered = sorted(totals.items(), key=lambda pair: (-pair[1], pair[0]))
-    return TagsAnswer([TagCount(name, count) for name, count in ordered[:limit]], len(ordered), index)
+    return TagsAnswer(tags=[TagCount(name, count) for name, count in ordered[:limit]], total=len(ordered), index=index)
 
 
 def notes(
@@ -75,4 +75,4 @@ def notes(
         for summary in guard(root, partial(root.engine.listing.summaries, files)):
             described[(order, summary.path)] = RootNote(root.uri, root.folder, summary)
     found = [described[(order, f.path)] for _, order, _, f in page if (order, f.path) in described]
-    return NotesAnswer(found, sum(total for _, total in pages), index)
+    return NotesAnswer(notes=found, total=sum(total for _, total in pages), index=index)
