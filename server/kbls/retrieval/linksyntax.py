@@ -56,11 +56,17 @@ class LinkRef:
 
 
 @dataclass(frozen=True, slots=True)
-class LinkTyping:
-    """An unfinished link at the cursor: what was typed and the text a completion replaces."""
+class TypedLink:
+    """A link being typed: its form and what was typed of its target so far."""
 
     kind: LinkKind
     typed: str
+
+
+@dataclass(frozen=True, slots=True)
+class LinkTyping(TypedLink):
+    """An unfinished link at the cursor: what was typed and the text a completion replaces."""
+
     line: int
     #: where the link's opening `[[` or `[` is.
     link_start: int

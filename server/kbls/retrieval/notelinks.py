@@ -32,7 +32,7 @@ from kbls.retrieval.links import (
     markdown_path,
     wiki_insert,
 )
-from kbls.retrieval.linksyntax import LinkKind, LinkRef
+from kbls.retrieval.linksyntax import LinkKind, LinkRef, TypedLink
 from kbls.retrieval.snippet import make_snippet
 from kbls.retrieval.vectors import VectorIndex
 from kbls.storage.store import Store
@@ -51,11 +51,9 @@ STYLE_TTL_S = 30.0
 MEANING_CACHE_SIZE = 8
 
 @dataclass(frozen=True, slots=True)
-class LinkQuery:
+class LinkQuery(TypedLink):
     """A link being typed in the note at `source`: what was typed and the text around it."""
 
-    kind: LinkKind
-    typed: str
     context: str
     #: the lines of the note being edited (its links count toward the workspace's style).
     document: list[str]
