@@ -11,7 +11,8 @@ import json
 import logging
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,15 +26,20 @@ if TYPE_CHECKING:
     from kbls.engine import Engine
 
 
-def _engine(args: argparse.Namespace, check_store: bool = False, read_only: bool = False) -> Engine:
+@contextmanager
+def _engine(args: argparse.Namespace, check_store: bool = False, read_only: bool = False) -> Iterator[Engine]:
+    """The root's engine for one command, closed after it."""
     from kbls.engine import Engine
 
     engine = Engine(
         Path(args.root), store_dir=Path(args.store) if args.store else None, check_store=check_store, read_only=read_only
     )
-    if engine.notice:
-        print(f"kbls: {engine.notice}", file=sys.stderr)
-    return engine
+    try:
+        if engine.notice:
+            print(f"kbls: {engine.notice}", file=sys.stderr)
+        yield engine
+    finally:
+        engine.close()
 
 
 def _emit(value: Any) -> None:
@@ -66,11 +72,8 @@ def cmd_index(args: argparse.Namespace) -> int:
     if args.rebuild:
         removed = Engine.rebuild(Path(args.root), Path(args.store) if args.store else None)
         print(f"kbls: removed the store in {removed}; rebuilding", file=sys.stderr)
-    engine = _engine(args, check_store=True)
-    try:
+    with _engine(args, check_store=True) as engine:
         report = engine.index(force=args.force, progress=_ProgressBar())
-    finally:
-        engine.close()
     if args.json:
         _emit(report)
         return 0
@@ -85,7 +88,11 @@ def cmd_index(args: argparse.Namespace) -> int:
     return 0
 
 
-def _print_hits(hits: Sequence[Hit]) -> None:
+def _show_hits(args: argparse.Namespace, hits: Sequence[Hit]) -> None:
+    """JSON with `--json`, else one numbered line (and its snippet) a hit."""
+    if args.json:
+        _emit(hits)
+        return
     for i, hit in enumerate(hits, 1):
         reasons = f"  ({'; '.join(hit.reasons)})" if hit.reasons else ""
         print(f"{i:2}. {hit.path}:{hit.start_line + 1}-{hit.end_line + 1}  {hit.breadcrumb}  [{hit.score:.2f}]{reasons}")
@@ -108,16 +115,11 @@ def cmd_search(args: argparse.Namespace) -> int:
     if reply is not None:
         hits, empty_store, root = reply.hits, reply.empty_store, Path(args.root).resolve()
     else:
-        engine = _engine(args, read_only=True)
-        try:
+        with _engine(args, read_only=True) as engine:
             result = engine.search(args.query, limit=args.limit, mode=args.mode, group_by_file=args.group_by_file)
             hits, empty_store, root = result.hits, not result.hits and engine.store.counts().files == 0, engine.root
-        finally:
-            engine.close()
-    if args.json:
-        _emit(hits)
-    else:
-        _print_hits(hits)
+    _show_hits(args, hits)
+    if not args.json:
         if empty_store:
             print(f"kbls: the index of {root} is empty; run `kbls index` first", file=sys.stderr)
         elif not hits:
@@ -141,15 +143,9 @@ def cmd_related(args: argparse.Namespace) -> int:
     if reply is not None:
         hits = reply.hits
     else:
-        engine = _engine(args, read_only=True)
-        try:
+        with _engine(args, read_only=True) as engine:
             hits = engine.related(path, query.line, limit=args.limit)
-        finally:
-            engine.close()
-    if args.json:
-        _emit(hits)
-    else:
-        _print_hits(hits)
+    _show_hits(args, hits)
     return 0
 
 
@@ -160,11 +156,8 @@ def cmd_status(args: argparse.Namespace) -> int:
     if reply is not None:
         status = reply.status
     else:
-        engine = _engine(args, read_only=True)
-        try:
+        with _engine(args, read_only=True) as engine:
             status = engine.status()
-        finally:
-            engine.close()
     if args.json:
         _emit(status)
         return 0
@@ -183,13 +176,10 @@ def cmd_status(args: argparse.Namespace) -> int:
 def cmd_eval(args: argparse.Namespace) -> int:
     from kbls.evaluate import evaluate, format_table
 
-    engine = _engine(args)
-    try:
+    with _engine(args) as engine:
         if not args.no_index:
             engine.index()
         report = evaluate(engine, Path(args.queries), k=10)
-    finally:
-        engine.close()
     if args.json:
         _emit(report)
     else:
