@@ -42,10 +42,15 @@ class Signals(_Wire, frozen=True):
     lexical: int | None = None
 
 
-class Hit(_Wire, frozen=True):
+class _InRoot(_Wire, frozen=True):
+    """A note of one of the client's folders: its file URI, root-relative path and root URI."""
+
     uri: str
     path: str
     root: str
+
+
+class Hit(_InRoot, frozen=True):
     range: Range
     title: str
     breadcrumb: str
@@ -111,11 +116,17 @@ class Tag(_Wire, frozen=True):
     count: int
 
 
-class TagsResult(_Wire, frozen=True):
-    tags: list[Tag]
-    #: tags matching the prefix (more than `tags` holds when `limit` cut the list).
+class _Page(_Wire, frozen=True):
+    """A listing cut to its `limit`."""
+
+    #: tags: those matching the prefix; notes: those the filters keep in all the roots (for
+    #: paging with `offset`). More than the page holds when `limit` cut the list.
     total: int
     index: IndexInfo
+
+
+class TagsResult(_Page, frozen=True):
+    tags: list[Tag]
 
 
 class NotesParams(_Wire, frozen=True):
@@ -124,10 +135,7 @@ class NotesParams(_Wire, frozen=True):
     filters: SearchFilters | None = None
 
 
-class Note(_Wire, frozen=True):
-    uri: str
-    path: str
-    root: str
+class Note(_InRoot, frozen=True):
     title: str
     tags: list[str]
     #: the file's modification time (as indexed), milliseconds since the Unix epoch.
@@ -135,11 +143,8 @@ class Note(_Wire, frozen=True):
     snippet: str
 
 
-class NotesResult(_Wire, frozen=True):
+class NotesResult(_Page, frozen=True):
     notes: list[Note]
-    #: notes the filters keep in all the roots (for paging with `offset`).
-    total: int
-    index: IndexInfo
 
 
 class SqliteInfo(_Wire, frozen=True):
@@ -153,26 +158,29 @@ class FileProblem(_Wire, frozen=True):
     reason: str
 
 
-class RootStatus(_Wire, frozen=True):
+class _ModelInfo(_Wire, frozen=True):
+    """The embedding model: its name and the dimension of its vectors."""
+
+    model: str
+    dimension: int
+
+
+class RootStatus(_ModelInfo, frozen=True):
     uri: str
     store: str
     store_bytes: int
     files: int
     chunks: int
-    model: str
-    dimension: int
     sqlite: SqliteInfo
     errors: list[FileProblem]
     #: why indexing this root fails (retried until it works); null when it does not.
     error: str | None = None
 
 
-class StatusResult(_Wire, frozen=True):
+class StatusResult(_ModelInfo, frozen=True):
     version: str
     state: State
     queue: int
-    model: str
-    dimension: int
     embedded_since_start: int
     reused_since_start: int
     roots: list[RootStatus]
