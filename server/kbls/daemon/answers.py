@@ -7,6 +7,8 @@ The daemon knows no wire format: these are plain structs over the engine's resul
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Protocol
@@ -171,38 +173,36 @@ class SafeListener:
         self._listener = listener
 
     def index_status(self, status: IndexState) -> None:
-        try:
+        with _logged("index_status"):
             self._listener.index_status(status)
-        except Exception:
-            log.exception("listener: index_status failed")
 
     def progress_begin(self, title: str, message: str) -> object:
-        try:
-            return self._listener.progress_begin(title, message)
-        except Exception:
-            log.exception("listener: progress_begin failed")
-            return None
+        handle: object = None  # what a failed begin gives
+        with _logged("progress_begin"):
+            handle = self._listener.progress_begin(title, message)
+        return handle
 
     def progress_report(self, handle: object, percentage: int, message: str) -> None:
-        try:
+        with _logged("progress_report"):
             self._listener.progress_report(handle, percentage, message)
-        except Exception:
-            log.exception("listener: progress_report failed")
 
     def progress_end(self, handle: object, message: str) -> None:
-        try:
+        with _logged("progress_end"):
             self._listener.progress_end(handle, message)
-        except Exception:
-            log.exception("listener: progress_end failed")
 
     def log(self, level: int, message: str) -> None:
-        try:
+        with _logged("log_message"):
             self._listener.log_message(level, message)
-        except Exception:
-            log.exception("listener: log_message failed")
 
     def show(self, level: int, message: str) -> None:
-        try:
+        with _logged("show_message"):
             self._listener.show_message(level, message)
-        except Exception:
-            log.exception("listener: show_message failed")
+
+
+@contextmanager
+def _logged(call: str) -> Iterator[None]:
+    """A listener call's exception logged and swallowed."""
+    try:
+        yield
+    except Exception:
+        log.exception("listener: %s failed", call)
