@@ -8,7 +8,7 @@ import { basename, oneLine, prettyCrumb, sectionOf } from "./searchPicker";
 export interface RelatedRow {
   /** The note's title (the file name when it has none). */
   label: string;
-  /** Why it is related, short, and the score: "similar section · links here · 0.74". */
+  /** The score and why it is related, short: "0.74 · similar section · links here". */
   description: string;
   /** The full reasons, the section, the path and the snippet. */
   tooltip: string;
@@ -22,11 +22,18 @@ export function shortReason(reason: string): string {
   return reason;
 }
 
+/** The reasons in a word or two each; a link each way reads "links both ways". */
+export function shortReasons(reasons: readonly string[]): string[] {
+  const short = [...new Set(reasons.map(shortReason))];
+  const both = short.includes("links here") && short.includes("linked from here");
+  return both ? short.filter((r) => r !== "linked from here").map((r) => (r === "links here" ? "links both ways" : r)) : short;
+}
+
 export function relatedRow(hit: Hit): RelatedRow {
   const label = hit.title?.trim() || basename(hit.path || hit.uri);
-  const reasons = [...new Set((hit.reasons ?? []).map(shortReason))];
   const score = Number.isFinite(hit.score) ? hit.score.toFixed(2) : "";
-  const description = [...reasons, score].filter(Boolean).join(" · ");
+  // The score first: a narrow side bar cuts the end of the description, never the score.
+  const description = [score, ...shortReasons(hit.reasons ?? [])].filter(Boolean).join(" · ");
   const section = prettyCrumb(sectionOf(label, hit.breadcrumb ?? ""));
   const lines = [
     section ? `${label} › ${section}` : label,

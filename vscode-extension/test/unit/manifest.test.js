@@ -88,3 +88,29 @@ test("the VSIX carries the server wheel of the extension's version", () => {
   assert.match(ignore, /^!media\/icon\.png$/m);
   assert.match(pkg.scripts.package, /bundle-wheel\.mjs/);
 });
+
+test("the Related Notes view: in the Explorer once enabled; Insert link here on its rows; click-only commands hidden from the palette", () => {
+  const view = pkg.contributes.views.explorer.find((v) => v.id === "kbls.relatedNotes");
+  assert.equal(view.name, "Related Notes");
+  assert.equal(view.when, "kbls.enabled");
+  const onRow = pkg.contributes.menus["view/item/context"].filter((m) => m.command === Commands.insertLink);
+  assert.deepEqual(onRow.map((m) => m.group).sort(), ["inline", "navigation@1"]);
+  for (const m of onRow) assert.equal(m.when, "view == kbls.relatedNotes && viewItem == kbls.relatedNote");
+  assert.ok(pkg.contributes.menus["view/title"].some((m) => m.command === Commands.refresh && /view == kbls\.relatedNotes/.test(m.when)));
+  for (const id of [Commands.open, Commands.insertLink]) {
+    assert.equal(pkg.contributes.menus.commandPalette.find((m) => m.command === id)?.when, "false", id);
+  }
+  assert.deepEqual(settings["kbls.related.linkStyle"].enum, ["auto", "markdown", "wiki"]);
+  assert.equal(settings["kbls.related.debounceMs"].default, 300);
+});
+
+test("KB: Search Selection and KB: Notes Like This: editor context menu and palette only with a selection in markdown", () => {
+  for (const id of [Commands.searchSelection, Commands.notesLikeThis]) {
+    for (const menu of ["commandPalette", "editor/context"]) {
+      const m = pkg.contributes.menus[menu].find((x) => x.command === id);
+      assert.ok(m, `${id} in ${menu}`);
+      assert.match(m.when, /editorLangId == markdown/);
+      assert.match(m.when, /editorHasSelection/);
+    }
+  }
+});

@@ -5,7 +5,7 @@
 const test = require("node:test");
 const assert = require("node:assert/strict");
 const { headingLines, sectionStart, RelatedFollower } = require("../../out/relatedFollow.js");
-const { relatedRow, relatedRows, shortReason, detectLinkStyle, chooseLinkStyle, linkText, relativePath, selectionQuery } =
+const { relatedRow, relatedRows, shortReason, shortReasons, detectLinkStyle, chooseLinkStyle, linkText, relativePath, selectionQuery } =
   require("../../out/relatedItems.js");
 const { MAX_QUERY_LENGTH } = require("../../out/protocol.js");
 
@@ -222,15 +222,18 @@ function hit(over = {}) {
 test("relatedRow: title, short reasons and the score; the tooltip has the full reasons, section, path and snippet", () => {
   const row = relatedRow(hit());
   assert.equal(row.label, "Sourdough bread");
-  assert.equal(row.description, "similar section · links here · shared tags · 0.73");
+  assert.equal(row.description, "0.73 · similar section · links here · shared tags");
   assert.match(row.tooltip, /^Sourdough bread › Feeding the starter\nbaking\/sour dough\.md\n/);
   assert.match(row.tooltip, /similar to § Feeding the starter \(0\.62\)/);
   assert.match(row.tooltip, /shared tags: baking, food/);
   assert.match(row.tooltip, /Feed the starter twice a day$/);
   assert.equal(row.hit.range.start.line, 8);
   assert.equal(relatedRow(hit({ title: "", reasons: ["linked from here"], score: 1 })).label, "sour dough.md");
-  assert.equal(relatedRow(hit({ reasons: ["linked from here"], score: 1 })).description, "linked from here · 1.00");
+  assert.equal(relatedRow(hit({ reasons: ["linked from here"], score: 1 })).description, "1.00 · linked from here");
+  assert.equal(relatedRow(hit({ reasons: ["similar to § A (0.5)", "linked from here", "links here"], score: 1.2 })).description, "1.20 · similar section · links both ways");
   assert.equal(shortReason("similar to § X (0.9)"), "similar section");
+  assert.deepEqual(shortReasons(["links here", "shared tags: a"]), ["links here", "shared tags"]);
+  assert.deepEqual(shortReasons(["linked from here", "links here"]), ["links both ways"]);
   assert.equal(relatedRows([hit(), hit()]).length, 2);
 });
 
