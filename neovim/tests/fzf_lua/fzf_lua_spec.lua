@@ -1,10 +1,8 @@
 -- The fzf-lua picker against a real fzf-lua checkout (KBLS_FZF_LUA_PATH) and the `fzf` binary,
 -- with an in-process fake server: live search in fzf's terminal, re-query as one types,
 -- opening a hit at its line, related notes, and "auto".
-local clients = require("kbls.lsp.clients")
-local fake = require("helpers.fake_server")
+local picker_fixture = require("helpers.picker_fixture")
 local pickers = require("kbls.pickers")
-local ws = require("helpers.workspace")
 
 local function wait(what, cond, timeout)
   assert(vim.wait(timeout or 10000, cond, 20), what)
@@ -27,8 +25,7 @@ end
 local has_fzf = vim.fn.executable("fzf") == 1
 
 describe("fzf-lua picker", function()
-  local root, server
-  local index_state -- what the fake server's kb/search says about the index
+  local root, server, fixture
   setup(function()
     vim.o.columns, vim.o.lines = 200, 60
     if vim.v.servername == "" then
@@ -37,61 +34,8 @@ describe("fzf-lua picker", function()
   end)
 
   before_each(function()
-    local lines = {}
-    for i = 1, 40 do
-      lines[i] = "line " .. i
-    end
-    local text = table.concat(lines, "\n")
-    root = ws.create({
-      [".kbls.yaml"] = "store: .kbls-store\n",
-      ["a.md"] = text,
-      ["b.md"] = text,
-      ["c.md"] = text,
-    })
-    index_state = "ready"
-    server = fake.new({
-      delay = 20,
-      answer = function(method, params)
-        if method == "kb/search" and index_state == "loading" then
-          return { hits = {}, tookMs = 1, index = { state = "loading", pending = 0 } }
-        elseif method == "kb/search" then
-          local hits = {
-            fake.hit(root, "a.md", "Alpha", "Alpha > First", 4, 8),
-            fake.hit(root, "b.md", "Beta", "Beta > Second", 19, 24),
-          }
-          if params.query:find("gamma") then
-            hits = { fake.hit(root, "c.md", "Gamma", "Gamma", 29, 31) }
-          end
-          return { hits = hits, tookMs = 1, index = { state = "ready", pending = 0 } }
-        elseif method == "kb/related" then
-          local hit = fake.hit(root, "b.md", "Beta", "Beta > Second", 19, 24, { reasons = { "links here" } })
-          return { hits = { hit } }
-        elseif method == "kb/notes" then
-          local notes = {
-            fake.note(root, "c.md", "Gamma", 1764500000000, { "greek" }),
-            fake.note(root, "a.md", "Alpha", 1700000000000, { "greek", "first" }),
-          }
-          local wanted = params.filters and params.filters.tags and params.filters.tags[1]
-          if wanted then
-            notes = vim.tbl_filter(function(n)
-              return vim.tbl_contains(n.tags, wanted)
-            end, notes)
-          end
-          return { notes = notes, total = #notes, index = { state = "ready", pending = 0 } }
-        elseif method == "kb/tags" then
-          local tags = { { name = "greek", count = 2 }, { name = "first", count = 1 } }
-          return { tags = tags, total = 2, index = { state = "ready", pending = 0 } }
-        end
-        return {}
-      end,
-    })
-    require("kbls").setup({ cmd = server.cmd, picker = "auto", search = { debounce = 10 } })
-    vim.cmd("cd " .. root)
-    vim.cmd("edit " .. root .. "/a.md")
-    wait("client", function()
-      local c = clients.list(0)[1]
-      return c and c.initialized
-    end)
+    fixture = picker_fixture.start("auto", wait)
+    root, server = fixture.root, fixture.server
   end)
 
   after_each(function()
@@ -100,11 +44,7 @@ describe("fzf-lua picker", function()
       pcall(type_keys, buf, "\027")
       vim.wait(300)
     end
-    vim.cmd("silent! tabonly | silent! only | silent! %bwipeout!")
-    for _, c in ipairs(clients.list()) do
-      c:stop(true)
-    end
-    ws.remove(root)
+    picker_fixture.stop(fixture)
   end)
 
   it("is what picker = 'auto' chooses without telescope and snacks", function()
@@ -205,7 +145,7 @@ describe("fzf-lua picker", function()
   end)
 
   with_fzf("opened while the index loads, re-runs the query when it is ready", function()
-    index_state = "loading"
+    fixture.index_state = "loading"
     vim.cmd("KbSearch alpha")
     wait("first request", function()
       return #server.of("kb/search") >= 1 and fzf_screen() ~= nil
@@ -214,7 +154,7 @@ describe("fzf-lua picker", function()
     local _, screen = fzf_screen()
     assert.is_nil(screen:find("Alpha", 1, true))
     local before = #server.of("kb/search")
-    index_state = "ready"
+    fixture.index_state = "ready"
     server.notify("kb/indexStatus", { state = "ready", pending = 0, files = 3, chunks = 6 })
     wait("results once ready", function()
       screen = select(2, fzf_screen())

@@ -1,13 +1,9 @@
 -- The snacks.nvim picker against a real snacks.nvim checkout (KBLS_SNACKS_PATH), with an
 -- in-process fake server: live search, preview, opening a hit, related notes, and "auto".
-local clients = require("kbls.lsp.clients")
-local fake = require("helpers.fake_server")
+local picker_fixture = require("helpers.picker_fixture")
 local pickers = require("kbls.pickers")
-local ws = require("helpers.workspace")
 
-local function wait(what, cond, timeout)
-  assert(vim.wait(timeout or 5000, cond, 10), what)
-end
+local wait = picker_fixture.wait
 
 local function active()
   return require("snacks.picker.core.picker").get()[1]
@@ -27,69 +23,15 @@ local function texts(picker)
 end
 
 describe("snacks picker", function()
-  local root, server
-  local index_state -- what the fake server's kb/search says about the index
+  local root, server, fixture
   setup(function()
     vim.o.columns, vim.o.lines = 200, 60
     require("snacks").setup({})
   end)
 
   before_each(function()
-    local lines = {}
-    for i = 1, 40 do
-      lines[i] = "line " .. i
-    end
-    local text = table.concat(lines, "\n")
-    root = ws.create({
-      [".kbls.yaml"] = "store: .kbls-store\n",
-      ["a.md"] = text,
-      ["b.md"] = text,
-      ["c.md"] = text,
-    })
-    index_state = "ready"
-    server = fake.new({
-      delay = 20,
-      answer = function(method, params)
-        if method == "kb/search" and index_state == "loading" then
-          return { hits = {}, tookMs = 1, index = { state = "loading", pending = 0 } }
-        elseif method == "kb/search" then
-          local hits = {
-            fake.hit(root, "a.md", "Alpha", "Alpha > First", 4, 8),
-            fake.hit(root, "b.md", "Beta", "Beta > Second", 19, 24),
-          }
-          if params.query:find("gamma") then
-            hits = { fake.hit(root, "c.md", "Gamma", "Gamma", 29, 31) }
-          end
-          return { hits = hits, tookMs = 1, index = { state = "ready", pending = 0 } }
-        elseif method == "kb/related" then
-          local hit = fake.hit(root, "b.md", "Beta", "Beta > Second", 19, 24, { reasons = { "links here" } })
-          return { hits = { hit } }
-        elseif method == "kb/notes" then
-          local notes = {
-            fake.note(root, "c.md", "Gamma", 1764500000000, { "greek" }),
-            fake.note(root, "a.md", "Alpha", 1700000000000, { "greek", "first" }),
-          }
-          local wanted = params.filters and params.filters.tags and params.filters.tags[1]
-          if wanted then
-            notes = vim.tbl_filter(function(n)
-              return vim.tbl_contains(n.tags, wanted)
-            end, notes)
-          end
-          return { notes = notes, total = #notes, index = { state = "ready", pending = 0 } }
-        elseif method == "kb/tags" then
-          local tags = { { name = "greek", count = 2 }, { name = "first", count = 1 } }
-          return { tags = tags, total = 2, index = { state = "ready", pending = 0 } }
-        end
-        return {}
-      end,
-    })
-    require("kbls").setup({ cmd = server.cmd, picker = "auto", search = { debounce = 10 } })
-    vim.cmd("cd " .. root)
-    vim.cmd("edit " .. root .. "/a.md")
-    wait("client", function()
-      local c = clients.list(0)[1]
-      return c and c.initialized
-    end)
+    fixture = picker_fixture.start("auto")
+    root, server = fixture.root, fixture.server
   end)
 
   after_each(function()
@@ -98,11 +40,7 @@ describe("snacks picker", function()
       p:close()
     end
     vim.wait(100)
-    vim.cmd("silent! tabonly | silent! only | silent! %bwipeout!")
-    for _, c in ipairs(clients.list()) do
-      c:stop(true)
-    end
-    ws.remove(root)
+    picker_fixture.stop(fixture)
   end)
 
   it("is what picker = 'auto' chooses without telescope", function()
@@ -187,7 +125,7 @@ describe("snacks picker", function()
   end)
 
   it("opened while the index loads, shows the state and re-runs when it is ready", function()
-    index_state = "loading"
+    fixture.index_state = "loading"
     require("kbls").search("alpha")
     local p
     wait("the loading state in the title", function()
@@ -197,7 +135,7 @@ describe("snacks picker", function()
         and (p.title or ""):find("index loading", 1, true) ~= nil
     end)
     assert.equals(0, #p:items())
-    index_state = "ready"
+    fixture.index_state = "ready"
     server.notify("kb/indexStatus", { state = "ready", pending = 0, files = 3, chunks = 6 })
     wait("results once ready", function()
       return #p:items() == 2

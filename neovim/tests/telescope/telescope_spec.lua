@@ -2,11 +2,9 @@
 -- (KBLS_TELESCOPE_PATH, KBLS_PLENARY_PATH), with an in-process fake server.
 local clients = require("kbls.lsp.clients")
 local fake = require("helpers.fake_server")
-local ws = require("helpers.workspace")
+local picker_fixture = require("helpers.picker_fixture")
 
-local function wait(what, cond, timeout)
-  assert(vim.wait(timeout or 5000, cond, 10), what)
-end
+local wait = picker_fixture.wait
 
 local function prompt_buf()
   for _, b in ipairs(vim.api.nvim_list_bufs()) do
@@ -28,8 +26,7 @@ local function result_lines(p)
 end
 
 describe("telescope extension", function()
-  local root, server
-  local index_state -- what the fake server's kb/search says about the index
+  local root, server, fixture
   setup(function()
     vim.cmd("runtime! plugin/telescope.lua")
     -- room for the preview window (telescope hides it below 120 columns)
@@ -37,64 +34,8 @@ describe("telescope extension", function()
   end)
 
   before_each(function()
-    local lines = {}
-    for i = 1, 40 do
-      lines[i] = "line " .. i
-    end
-    local text = table.concat(lines, "\n")
-    root = ws.create({
-      [".kbls.yaml"] = "store: .kbls-store\n",
-      ["a.md"] = text,
-      ["b.md"] = text,
-      ["c.md"] = text,
-    })
-    index_state = "ready"
-    server = fake.new({
-      delay = 20,
-      answer = function(method, params)
-        if method == "kb/search" and index_state == "loading" then
-          return { hits = {}, tookMs = 1, index = { state = "loading", pending = 0 } }
-        elseif method == "kb/search" then
-          local hits = {
-            fake.hit(root, "a.md", "Alpha", "Alpha > First", 4, 8),
-            fake.hit(root, "b.md", "Beta", "Beta > Second", 19, 24),
-          }
-          if params.query:find("gamma") then
-            hits = { fake.hit(root, "c.md", "Gamma", "Gamma", 29, 31) }
-          end
-          return { hits = hits, tookMs = 1, index = { state = "ready", pending = 0 } }
-        elseif method == "kb/related" then
-          return {
-            hits = {
-              fake.hit(root, "b.md", "Beta", "Beta > Second", 19, 24, { reasons = { "links here" } }),
-            },
-          }
-        elseif method == "kb/notes" then
-          local notes = {
-            fake.note(root, "c.md", "Gamma", 1764500000000, { "greek" }),
-            fake.note(root, "a.md", "Alpha", 1700000000000, { "greek", "first" }),
-          }
-          local wanted = params.filters and params.filters.tags and params.filters.tags[1]
-          if wanted then
-            notes = vim.tbl_filter(function(n)
-              return vim.tbl_contains(n.tags, wanted)
-            end, notes)
-          end
-          return { notes = notes, total = #notes, index = { state = "ready", pending = 0 } }
-        elseif method == "kb/tags" then
-          local tags = { { name = "greek", count = 2 }, { name = "first", count = 1 } }
-          return { tags = tags, total = 2, index = { state = "ready", pending = 0 } }
-        end
-        return {}
-      end,
-    })
-    require("kbls").setup({ cmd = server.cmd, picker = "telescope", search = { debounce = 10 } })
-    vim.cmd("cd " .. root)
-    vim.cmd("edit " .. root .. "/a.md")
-    wait("client", function()
-      local c = clients.list(0)[1]
-      return c and c.initialized
-    end)
+    fixture = picker_fixture.start("telescope")
+    root, server = fixture.root, fixture.server
   end)
 
   after_each(function()
@@ -103,11 +44,7 @@ describe("telescope extension", function()
       require("telescope.actions").close(b)
     end
     vim.wait(100) -- let scheduled previews finish before the files go away
-    vim.cmd("silent! tabonly | silent! only | silent! %bwipeout!")
-    for _, c in ipairs(clients.list()) do
-      c:stop(true)
-    end
-    ws.remove(root)
+    picker_fixture.stop(fixture)
   end)
 
   it("loads through telescope's extension manager", function()
@@ -200,7 +137,7 @@ describe("telescope extension", function()
 
   it("search: opened while the index loads, shows the state and re-runs when it is ready", function()
     require("telescope").load_extension("kbls")
-    index_state = "loading"
+    fixture.index_state = "loading"
     require("telescope").extensions.kbls.search({ query = "alpha" })
     local p
     wait("the loading state in the results title", function()
@@ -214,7 +151,7 @@ describe("telescope extension", function()
     end)
     assert.equals(0, #result_lines(p))
     assert.equals(1, #server.of("kb/search"))
-    index_state = "ready"
+    fixture.index_state = "ready"
     server.notify("kb/indexStatus", { state = "ready", pending = 0, files = 3, chunks = 6 })
     wait("results once ready", function()
       return #result_lines(p) == 2
