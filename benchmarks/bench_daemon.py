@@ -507,8 +507,9 @@ def phase_rss() -> dict:
 # -- doc -------------------------------------------------------------------------------------
 def render(results: dict) -> str:
     lines = [START, "## Daemon", ""]
-    lines.append("Measured by `benchmarks/bench_daemon.py` against the real `kbls serve` over stdio "
-                 "(a one-thread raw JSON-RPC client in the same script; round trip = request written → "
+    lines.append("Measured by `benchmarks/bench_daemon.py` against the real `kbls serve` over stdio, in-process "
+                 "(`KBLS_NO_DAEMON=1`: no relay), with a one-thread raw JSON-RPC client "
+                 "(`tests/support/raw_stdio.py`, no watchdog thread when timed; round trip = request written → "
                  "response parsed). The machine is shared with other jobs: the 1-minute load average at "
                  "the time of each phase is given, and tails (p99) suffer most from it.")
     lines.append("")
