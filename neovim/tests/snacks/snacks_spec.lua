@@ -22,6 +22,16 @@ local function texts(picker)
   end, picker:items())
 end
 
+--- Wait for the active picker to hold `count` items; returns it.
+local function wait_items(what, count)
+  local p
+  wait(what, function()
+    p = active()
+    return p ~= nil and #p:items() == count
+  end)
+  return p
+end
+
 describe("snacks picker", function()
   local root, server, fixture
   setup(function()
@@ -50,12 +60,7 @@ describe("snacks picker", function()
   end)
 
   it(":checkhealth kbls reports the picker it found and uses", function()
-    -- in a float: a health tab at 200 columns trips an assertion in this Neovim build's tabline
-    vim.g.health = { style = "float" }
-    vim.cmd("checkhealth kbls")
-    local text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
-    vim.cmd("bwipeout!")
-    vim.g.health = nil
+    local text = picker_fixture.health_text()
     assert.matches("OK snacks.nvim found", text, 1, true)
     assert.matches("telescope.nvim not found", text, 1, true)
     assert.matches('picker = "auto": :KbSearch and :KbRelated use snacks.nvim', text, 1, true)
@@ -63,11 +68,7 @@ describe("snacks picker", function()
 
   it(":KbSearch opens a live search; typing re-queries; <CR> opens the hit at its line", function()
     vim.cmd("KbSearch alpha")
-    local p
-    wait("picker with results", function()
-      p = active()
-      return p ~= nil and #p:items() == 2
-    end)
+    local p = wait_items("picker with results", 2)
     assert.equals("alpha", server.of("kb/search")[1].params.query)
     assert.same({ "Alpha", "Beta" }, texts(p))
     -- the rows show title, breadcrumb and path:line
@@ -90,11 +91,7 @@ describe("snacks picker", function()
 
   it("an empty prompt lists the notes", function()
     vim.cmd("KbSearch")
-    local p
-    wait("picker listing the notes", function()
-      p = active()
-      return p ~= nil and #p:items() == 2
-    end)
+    local p = wait_items("picker listing the notes", 2)
     assert.same({ limit = 200 }, server.of("kb/notes")[1].params)
     assert.same({ "Gamma", "Alpha" }, texts(p)) -- most recent first
     assert.equals(
@@ -105,11 +102,7 @@ describe("snacks picker", function()
 
   it(":KbTags lists tags with counts; confirming one opens the search of its notes", function()
     vim.cmd("KbTags")
-    local p
-    wait("tag picker", function()
-      p = active()
-      return p ~= nil and #p:items() == 2
-    end)
+    local p = wait_items("tag picker", 2)
     assert.same(
       { "greek (2)", "first (1)" },
       vim.tbl_map(function(item)
@@ -148,11 +141,7 @@ describe("snacks picker", function()
     local note = vim.api.nvim_get_current_buf()
     vim.api.nvim_win_set_cursor(0, { 1, 5 })
     require("kbls").search("beta")
-    local p
-    wait("picker with results", function()
-      p = active()
-      return p ~= nil and #p:items() == 2
-    end)
+    local p = wait_items("picker with results", 2)
     p.list:move(2, true)
     p:action("kbls_insert_link")
     wait("link inserted", function()
@@ -163,11 +152,7 @@ describe("snacks picker", function()
 
   it("previews the file scrolled to the chunk with the chunk highlighted", function()
     require("kbls").search("beta")
-    local p
-    wait("picker with results", function()
-      p = active()
-      return p ~= nil and #p:items() == 2
-    end)
+    local p = wait_items("picker with results", 2)
     p.list:move(2, true)
     wait("preview of b.md", function()
       local buf = p.preview and p.preview.win and p.preview.win.buf
@@ -193,11 +178,7 @@ describe("snacks picker", function()
   it(":KbRelated lists the related notes with their reasons", function()
     vim.api.nvim_win_set_cursor(0, { 6, 0 })
     vim.cmd("KbRelated")
-    local p
-    wait("picker", function()
-      p = active()
-      return p ~= nil and #p:items() == 1
-    end)
+    local p = wait_items("picker", 1)
     assert.equals("b.md", p:items()[1].kbls.relpath)
     assert.equals("Beta › Second  b.md:20  links here  snippet of Beta", row(p, p:items()[1]))
     assert.same({ line = 5, character = 0 }, server.of("kb/related")[1].params.position)

@@ -25,6 +25,16 @@ local function result_lines(p)
   end, vim.api.nvim_buf_get_lines(p.results_bufnr, 0, -1, false))
 end
 
+--- Wait for a picker showing `rows` results; returns it and its prompt buffer.
+local function wait_rows(what, rows)
+  local p, b
+  wait(what, function()
+    p, b = picker()
+    return p ~= nil and #result_lines(p) == rows
+  end)
+  return p, b
+end
+
 describe("telescope extension", function()
   local root, server, fixture
   setup(function()
@@ -88,12 +98,8 @@ describe("telescope extension", function()
   it(":Telescope kbls with no sub-command opens the live search", function()
     require("telescope").load_extension("kbls")
     vim.cmd("Telescope kbls")
-    local p, b
     -- an empty prompt lists the notes
-    wait("picker listing the notes", function()
-      p, b = picker()
-      return p ~= nil and #result_lines(p) == 2
-    end)
+    local p, b = wait_rows("picker listing the notes", 2)
     assert.same({ limit = 200 }, server.of("kb/notes")[1].params)
     assert.equals(0, #server.of("kb/search"))
     local listed = table.concat(result_lines(p), "\n")
@@ -113,11 +119,7 @@ describe("telescope extension", function()
   it("tags: lists tags with counts; <CR> opens the search filtered by the tag", function()
     require("telescope").load_extension("kbls")
     vim.cmd("Telescope kbls tags")
-    local p, b
-    wait("tag picker", function()
-      p, b = picker()
-      return p ~= nil and #result_lines(p) == 2
-    end)
+    local p, b = wait_rows("tag picker", 2)
     local text = table.concat(result_lines(p), "\n")
     assert.matches("greek (2)", text, 1, true)
     assert.matches("first (1)", text, 1, true)
@@ -167,11 +169,7 @@ describe("telescope extension", function()
     local note = vim.api.nvim_get_current_buf()
     vim.api.nvim_win_set_cursor(0, { 1, 5 })
     require("telescope").extensions.kbls.search({ query = "beta" })
-    local p, b
-    wait("picker with results", function()
-      p, b = picker()
-      return p ~= nil and #result_lines(p) == 2
-    end)
+    local _, b = wait_rows("picker with results", 2)
     require("telescope.actions").move_selection_next(b)
     local map = vim.api.nvim_buf_call(b, function()
       return vim.fn.maparg("<C-L>", "i", false, true)
@@ -225,11 +223,7 @@ describe("telescope extension", function()
   it("search: <C-v> opens the entry in a vertical split", function()
     require("telescope").load_extension("kbls")
     vim.cmd("Telescope kbls search query=beta")
-    local p, b
-    wait("picker with results", function()
-      p, b = picker()
-      return p ~= nil and #result_lines(p) == 2
-    end)
+    local _, b = wait_rows("picker with results", 2)
     local wins = #vim.api.nvim_tabpage_list_wins(0)
     -- move to the second entry (Beta) and use the <C-v> action
     require("telescope.actions").move_selection_next(b)
@@ -245,11 +239,7 @@ describe("telescope extension", function()
   it("search: the previewer shows the file scrolled to the chunk, highlighted", function()
     require("telescope").load_extension("kbls")
     require("telescope").extensions.kbls.search({ query = "beta" })
-    local p, b
-    wait("picker with results", function()
-      p, b = picker()
-      return p ~= nil and #result_lines(p) == 2
-    end)
+    local p, b = wait_rows("picker with results", 2)
     require("telescope.actions").move_selection_next(b)
     local entry = require("telescope.actions.state").get_selected_entry()
     assert.equals("b.md", entry.value.relpath)
