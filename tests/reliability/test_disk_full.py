@@ -69,12 +69,18 @@ def small_disk(tmp_path: Path) -> Iterator[SmallDisk]:
         subprocess.run([*sudo, "umount", "-l", str(mount)], check=False)
 
 
-def test_kbls_index_on_a_full_disk_says_so_and_resumes(tmp_path: Path, small_disk: SmallDisk) -> None:
-    disk, grow, _ = small_disk
+def _root_on(disk: Path, tmp_path: Path, notes: int) -> tuple[Path, Path]:
+    """A root of `notes` generated notes whose store (not yet created) is on the small disk."""
     root = tmp_path / "notes"
-    make_corpus(root, NOTES)
+    make_corpus(root, notes)
     store = disk / "store"
     write_config(root, store=str(store))
+    return root, store
+
+
+def test_kbls_index_on_a_full_disk_says_so_and_resumes(tmp_path: Path, small_disk: SmallDisk) -> None:
+    disk, grow, _ = small_disk
+    root, store = _root_on(disk, tmp_path, NOTES)
     proc = run_kbls(["index", "--root", str(root)], tmp_path)
     assert_no_traceback(proc)
     assert proc.returncode == 1, proc.stderr
@@ -90,10 +96,7 @@ def test_kbls_index_on_a_full_disk_says_so_and_resumes(tmp_path: Path, small_dis
 
 def test_daemon_reports_a_full_disk_keeps_answering_and_resumes(tmp_path: Path, small_disk: SmallDisk) -> None:
     disk, grow, _ = small_disk
-    root = tmp_path / "notes"
-    make_corpus(root, NOTES)
-    store = disk / "store"
-    write_config(root, store=str(store))
+    root, store = _root_on(disk, tmp_path, NOTES)
     daemon = LspSession([root], tmp_path)
     try:
         daemon.wait_for(lambda: any("full" in m for m in daemon.shown()), 180, "a message about the full disk")
@@ -113,10 +116,7 @@ def test_daemon_reports_a_full_disk_keeps_answering_and_resumes(tmp_path: Path, 
 def _indexed_root(tmp_path: Path, disk: Path, grow: Callable[[], None]) -> tuple[Path, Path]:
     """A 30-note root indexed by `kbls index` into a store on the (grown) small disk."""
     grow()
-    root = tmp_path / "notes"
-    make_corpus(root, 30)
-    store = disk / "store"
-    write_config(root, store=str(store))
+    root, store = _root_on(disk, tmp_path, 30)
     assert run_kbls(["index", "--root", str(root)], tmp_path).returncode == 0
     return root, store
 
