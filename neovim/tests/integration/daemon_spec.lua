@@ -2,6 +2,7 @@
 -- Everything waits with vim.wait and a timeout, so a hang fails fast with a message.
 local api = require("kbls.api")
 local clients = require("kbls.lsp.clients")
+local spec_clients = require("helpers.clients")
 local kbls_items = require("kbls.items")
 local kbls = require("kbls")
 local live_search = require("kbls.live")
@@ -196,13 +197,7 @@ describe("kbls against the real daemon", function()
   end)
 
   teardown(function()
-    vim.cmd("silent! %bwipeout!")
-    for _, c in ipairs(clients.list()) do
-      c:stop()
-    end
-    vim.wait(5000, function()
-      return #clients.list() == 0
-    end, 50)
+    spec_clients.stop_all()
     for _, c in ipairs(clients.list()) do
       c:stop(true)
     end

@@ -1,6 +1,6 @@
 -- Integration: Neovim 0.11's vim.lsp.enable("kbls") (lsp/kbls.lua) against the real
 -- `kbls serve` ($KBLS_SERVER), without require("kbls").setup().
-local clients = require("kbls.lsp.clients")
+local spec_clients = require("helpers.clients")
 local ws = require("helpers.workspace")
 
 local SERVER = os.getenv("KBLS_SERVER") or "kbls"
@@ -21,13 +21,7 @@ describe("vim.lsp.enable('kbls') with the real daemon", function()
   end)
   teardown(function()
     vim.lsp.enable("kbls", false)
-    vim.cmd("silent! %bwipeout!")
-    for _, c in ipairs(clients.list()) do
-      c:stop()
-    end
-    vim.wait(5000, function()
-      return #clients.list() == 0
-    end, 50)
+    spec_clients.stop_all()
     ws.remove(root)
   end)
 

@@ -4,24 +4,14 @@
 -- must open the search. Then `:Telescope kbls tags` lists the real tags and the chosen tag's
 -- search lists its notes, most recently modified first.
 local clients = require("kbls.lsp.clients")
+local spec_clients = require("helpers.clients")
+local open_picker = require("helpers.telescope")
 local ws = require("helpers.workspace")
 
 local SERVER = os.getenv("KBLS_SERVER") or "kbls"
 local TIMEOUT = 90000
 
-local function picker()
-  for _, b in ipairs(vim.api.nvim_list_bufs()) do
-    if vim.api.nvim_buf_is_loaded(b) and vim.bo[b].filetype == "TelescopePrompt" then
-      return require("telescope.actions.state").get_current_picker(b), b
-    end
-  end
-end
-
-local function result_lines(p)
-  return vim.tbl_filter(function(l)
-    return vim.trim(l) ~= ""
-  end, vim.api.nvim_buf_get_lines(p.results_bufnr, 0, -1, false))
-end
+local picker, result_lines = open_picker.picker, open_picker.result_lines
 
 describe("telescope with the real daemon", function()
   local root
@@ -45,13 +35,7 @@ describe("telescope with the real daemon", function()
     if p then
       require("telescope.actions").close(b)
     end
-    vim.cmd("silent! %bwipeout!")
-    for _, c in ipairs(clients.list()) do
-      c:stop()
-    end
-    vim.wait(5000, function()
-      return #clients.list() == 0
-    end, 50)
+    spec_clients.stop_all()
     ws.remove(root)
   end)
 

@@ -3,27 +3,11 @@
 local clients = require("kbls.lsp.clients")
 local fake = require("helpers.fake_server")
 local picker_fixture = require("helpers.picker_fixture")
+local open_picker = require("helpers.telescope")
 
 local wait = picker_fixture.wait
 
-local function prompt_buf()
-  for _, b in ipairs(vim.api.nvim_list_bufs()) do
-    if vim.api.nvim_buf_is_loaded(b) and vim.bo[b].filetype == "TelescopePrompt" then
-      return b
-    end
-  end
-end
-
-local function picker()
-  local b = prompt_buf()
-  return b and require("telescope.actions.state").get_current_picker(b), b
-end
-
-local function result_lines(p)
-  return vim.tbl_filter(function(l)
-    return vim.trim(l) ~= ""
-  end, vim.api.nvim_buf_get_lines(p.results_bufnr, 0, -1, false))
-end
+local picker, result_lines = open_picker.picker, open_picker.result_lines
 
 --- Wait for a picker showing `rows` results; returns it and its prompt buffer.
 local function wait_rows(what, rows)
