@@ -10,6 +10,10 @@ opened: a store deleted or replaced under the daemon (a cleared cache, `kbls ind
 opened again, rebuilt when missing, and the user is told.
 
 What the user is told about each outcome is `kbls.daemon.notices`.
+
+`Worker` is a little over 250 lines on purpose: it is the single owner of the one thread that
+writes, and its lock map (docs/architecture.md) is easier to check when every field that lock
+guards lives in one class; the jobs, the notices and the opening of roots are already elsewhere.
 """
 
 from __future__ import annotations
