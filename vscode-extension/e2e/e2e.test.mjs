@@ -1,8 +1,10 @@
 // End-to-end: the packaged VSIX in a real VS Code (code-server), driven by headless Chromium.
 // Opens a sample workspace (it has a .kbls.yaml, so kbls is enabled at once), runs KB: Search from
 // the command palette and its keybinding, opens a hit with Enter and checks the line, hovers a
-// markdown word for the related-notes hover, opens KB: Show Status. A screenshot of every step
-// goes to .test-output/e2e/; the documentation's pictures of the picker and the hover too
+// markdown word for the related-notes hover, opens KB: Show Status; then, with a diary of two
+// topics added, the Related Notes view follows the cursor from section to section and `[[`
+// completes a link by meaning. A screenshot of every step
+// goes to .test-output/e2e/; the documentation's pictures (picker, hover, view, completion) too
 // (.test-output/e2e/docs/, copied to docs/images/ when KBLS_DOCS_IMAGES names that folder).
 //
 // Inputs (set by run-tests.sh): CODE_SERVER, VSIX, CHROMIUM (see workbench.mjs), KBLS_BIN
@@ -28,10 +30,11 @@ import {
   quickPickRows,
   runCommand,
   openFile,
+  quickInputFocused,
 } from "./workbench.mjs";
 
 const require = createRequire(import.meta.url);
-const { makeWorkspace, lineOf } = require("../test/helpers/workspace.js");
+const { makeWorkspace, lineOf, DIARY } = require("../test/helpers/workspace.js");
 const { KBLS } = require("../test/helpers/repo.js");
 const { startServer } = require("../test/helpers/server.js");
 
@@ -108,6 +111,7 @@ test("KB commands in a real VS Code (code-server + Chromium)", { skip: skipReaso
     await page.waitForSelector(".quick-input-widget .quick-input-title", { visible: true });
     const title = await page.$eval(".quick-input-widget .quick-input-title", (e) => e.textContent);
     assert.match(title, /KB: Search/);
+    await quickInputFocused(page);
     await page.keyboard.type(QUERY, { delay: 15 });
     const rows = await stableRows(page, (r) => r[0].includes(expected.title)).catch(async (e) => {
       await screenshot("search-timeout");
@@ -152,6 +156,7 @@ test("KB commands in a real VS Code (code-server + Chromium)", { skip: skipReaso
     }, 15000);
     assert.match(title, /KB: Search/);
     // The documentation's picture of the picker: a query with more than one answer.
+    await quickInputFocused(page);
     await page.keyboard.type("ownership and borrowing", { delay: 10 });
     // (A picture, not an assertion: with fewer hits than hoped it shows what there is.)
     const rows = await stableRows(page, (r) => r.length >= 2, 15000).catch(() => stableRows(page, () => true, 30000));
@@ -163,6 +168,7 @@ test("KB commands in a real VS Code (code-server + Chromium)", { skip: skipReaso
   await t.test("the button on a result opens it to the side", { timeout: 120000 }, async () => {
     await runCommand(page, "KB: Search", screenshot);
     await page.waitForSelector(".quick-input-widget .quick-input-title", { visible: true });
+    await quickInputFocused(page);
     await page.keyboard.type("feeding a sourdough starter", { delay: 10 });
     await stableRows(page, (r) => /sourdough\.md/.test(r[0]));
     const row = await page.$(".quick-input-widget .quick-input-list .monaco-list-row");
@@ -322,6 +328,7 @@ test("KB commands in a real VS Code (code-server + Chromium)", { skip: skipReaso
     t.diagnostic(`status bar during the restart: ${during}`);
     await waitStatus(page, /KB: 5 notes/, 90000);
     await runCommand(page, "KB: Search", screenshot);
+    await quickInputFocused(page);
     await page.keyboard.type("interactive rebase squash", { delay: 10 });
     const rows = await stableRows(page, (r) => /git-rebase\.md/.test(r[0]));
     await screenshot("search-after-restart");
@@ -359,6 +366,108 @@ test("KB commands in a real VS Code (code-server + Chromium)", { skip: skipReaso
     await setServerPathInSettingsEditor(page, KBLS, screenshot);
     await waitStatus(page, /KB: 5 notes/, 90000);
     await screenshot("server-back");
+  });
+
+  // ── Writing with the knowledge base (issue 13): the Related Notes view and link completion ──
+  await t.test("a new note is indexed: a diary of two topics", { timeout: 120000 }, async () => {
+    fs.mkdirSync(path.join(ws, path.dirname(DIARY.path)), { recursive: true });
+    fs.writeFileSync(path.join(ws, DIARY.path), DIARY.text);
+    await waitStatus(page, /KB: 6 notes/, 90000);
+    await runCommand(page, "View: Close All Editors", screenshot);
+    await openFile(page, "diary.md");
+    await focusRelatedView(page, screenshot);
+  });
+
+  await t.test("the Related Notes view lists the section's note and follows the cursor to another section", { timeout: 120000 }, async () => {
+    await goToLine(page, lineOf(DIARY.path, /starter in the jar/) + 1);
+    const monday = await until("Sourdough bread first in Related Notes", async () => {
+      const v = await relatedView(page);
+      return v && /diary\.md › Monday/i.test(v.header) && /Sourdough bread/.test(v.rows[0] ?? "") ? v : null;
+    }, 30000).catch(async (e) => {
+      await screenshot("related-view-timeout");
+      throw new Error(`${e.message}; view: ${JSON.stringify(await relatedView(page))}`);
+    });
+    t.diagnostic(`Monday: ${JSON.stringify(monday)}`);
+    assert.match(monday.rows[0], /\d\.\d\d · similar section/, "the row says the score and why");
+    assert.match(monday.header, /diary\.md › Monday/i);
+    await screenshot("related-view-monday");
+
+    await goToLine(page, lineOf(DIARY.path, /bullet train/) + 1);
+    const tuesday = await until("Kyoto trip first in Related Notes", async () => {
+      const v = await relatedView(page);
+      return v && /diary\.md › Tuesday/i.test(v.header) && /Kyoto trip/.test(v.rows[0] ?? "") ? v : null;
+    }, 30000).catch(async (e) => {
+      await screenshot("related-view-timeout");
+      throw new Error(`${e.message}; view: ${JSON.stringify(await relatedView(page))}`);
+    });
+    t.diagnostic(`Tuesday: ${JSON.stringify(tuesday)}`);
+    assert.match(tuesday.header, /diary\.md › Tuesday/i);
+    assert.ok(!tuesday.rows.some((r) => /Diary/.test(r)), "never the note itself");
+    await screenshot("related-view-tuesday");
+  });
+
+  await t.test("a row of the Related Notes view says every reason: similar section, links both ways, shared tags", { timeout: 60000 }, async () => {
+    await openFile(page, "ownership.md");
+    await goToLine(page, lineOf("rust/ownership.md", /Assigning a/) + 1);
+    const view = await until("Borrowing in Related Notes for ownership.md", async () => {
+      const v = await relatedView(page);
+      return v && /ownership\.md › Moves/i.test(v.header) && /Borrowing/.test(v.rows[0] ?? "") ? v : null;
+    }, 30000).catch(async (e) => {
+      await screenshot("related-view-timeout");
+      throw new Error(`${e.message}; view: ${JSON.stringify(await relatedView(page))}`);
+    });
+    t.diagnostic(`ownership.md › Moves: ${JSON.stringify(view)}`);
+    assert.match(view.rows[0], /Borrowing\s*\d\.\d\d · similar section · links both ways · shared tags/);
+    // Widen the side bar (drag its edge) so the picture shows whole rows.
+    const edge = await page.evaluate(() => {
+      const r = document.querySelector(".part.sidebar").getBoundingClientRect();
+      return { x: r.right + 1, y: r.top + r.height / 2 };
+    });
+    await page.mouse.move(edge.x, edge.y);
+    await page.mouse.down();
+    await page.mouse.move(edge.x + 160, edge.y, { steps: 8 });
+    await page.mouse.up();
+    await sleep(300);
+    await screenshotUnion(page, [".part.sidebar", ".editor-group-container.active"], docsImage(session.out, "vscode-related.png"), 4);
+  });
+
+  await t.test("typing [[ in a note offers notes; the first item's link is inserted", { timeout: 120000 }, async () => {
+    await openFile(page, "diary.md");
+    await goToLine(page, 1);
+    await page.keyboard.down("Control");
+    await page.keyboard.press("End");
+    await page.keyboard.up("Control");
+    await page.keyboard.press("Enter");
+    await page.keyboard.type("Before the trip I must remember to feed the jar of wild yeast with flour, see ", { delay: 5 });
+    await page.keyboard.type("[[", { delay: 150 });
+    const first = await until("the suggest widget with notes", async () => {
+      return page.evaluate(() => {
+        // The widget is position: fixed (no offsetParent): its box says whether it shows.
+        const w = [...document.querySelectorAll(".editor-widget.suggest-widget.visible")].find((e) => e.getBoundingClientRect().height > 0);
+        const row = w?.querySelector(".monaco-list-row");
+        if (!row) return null;
+        const label = row.querySelector(".label-name")?.textContent ?? row.innerText;
+        return { label: label.replace(/\u00a0/g, " ").trim(), rows: [...w.querySelectorAll(".monaco-list-row")].map((r) => r.innerText.replace(/\s+/g, " ").trim()) };
+      });
+    }, 30000).catch(async (e) => {
+      await screenshot("completion-timeout");
+      throw e;
+    });
+    t.diagnostic(`completion: ${JSON.stringify(first)}`);
+    assert.equal(first.label, "Sourdough bread", "the note nearest in meaning to the paragraph comes first");
+    await sleep(500);
+    await screenshot("completion");
+    await screenshotCompletion(page, docsImage(session.out, "vscode-completion.png"));
+    await page.keyboard.press("Enter");
+    const line = await until("the link in the line", async () => {
+      const text = await activeEditorText(page);
+      return text.split("\n").find((l) => l.includes("wild yeast with flour, see ") && /\]\]/.test(l)) ?? null;
+    }, 15000);
+    t.diagnostic(`line after accepting: ${line}`);
+    const link = /see (\[\[[^\]]+\]\])\s*$/.exec(line);
+    assert.ok(link, `a wiki link at the end of the line: ${line}`);
+    assert.match(link[1], /Sourdough bread|sourdough/, link[1]);
+    assert.doesNotMatch(line, /\]\]\]/, "the brackets the editor closed are not doubled");
   });
 });
 
@@ -420,3 +529,99 @@ async function setServerPathInSettingsEditor(page, value, screenshot) {
   await sleep(300);
 }
 
+
+
+/** Opens the Explorer with the Related Notes view focused (the palette's "Focus on … View"). */
+async function focusRelatedView(page, screenshot) {
+  await page.keyboard.press("Escape");
+  await page.keyboard.press("F1");
+  await page.waitForSelector(".quick-input-widget .quick-input-box input", { visible: true });
+  await quickInputFocused(page);
+  await page.keyboard.type("Focus on Related Notes View", { delay: 10 });
+  await until("the focus command in the palette", async () => /Focus on Related Notes View/.test((await quickPickRows(page))[0] ?? ""), 30000).catch(async (e) => {
+    await screenshot("palette-timeout");
+    throw new Error(`${e.message}; rows: ${JSON.stringify(await quickPickRows(page))}`);
+  });
+  await page.keyboard.press("Enter");
+  await until("the Related Notes view", async () => (await relatedView(page)) !== null, 20000);
+}
+
+/** The Related Notes pane: its header (title and description) and its rows, or null. */
+async function relatedView(page) {
+  return page.evaluate(() => {
+    for (const pane of document.querySelectorAll(".part.sidebar .pane")) {
+      const header = pane.querySelector(".pane-header");
+      if (!header || !/Related Notes/i.test(header.innerText)) continue;
+      const rows = [...pane.querySelectorAll(".pane-body .monaco-list-row")].map((r) => r.innerText.replace(/\s+/g, " ").trim());
+      return { header: header.innerText.replace(/\s+/g, " ").trim(), rows, message: pane.querySelector(".pane-body .message")?.innerText ?? "" };
+    }
+    return null;
+  });
+}
+
+/** Ctrl+G: puts the cursor at the start of a 1-based line of the active editor. */
+async function goToLine(page, line) {
+  await page.keyboard.press("Escape");
+  await page.keyboard.down("Control");
+  await page.keyboard.press("KeyG");
+  await page.keyboard.up("Control");
+  await page.waitForSelector(".quick-input-widget .quick-input-box input", { visible: true });
+  await quickInputFocused(page);
+  await page.keyboard.type(String(line), { delay: 10 });
+  await page.keyboard.press("Enter");
+  await until(`the cursor on line ${line}`, async () => {
+    const ln = (await statusBarTexts(page)).find((s) => /Ln \d+, Col \d+/.test(s));
+    return ln && new RegExp(`Ln ${line},`).test(ln);
+  }, 10000);
+}
+
+/** A crop around several elements together (the first visible of each selector). */
+async function screenshotUnion(page, selectors, file, margin) {
+  const clip = await page.evaluate(
+    (sels, m) => {
+      const boxes = sels
+        .map((sel) => [...document.querySelectorAll(sel)].find((e) => e.getBoundingClientRect().width > 0))
+        .filter(Boolean)
+        .map((e) => e.getBoundingClientRect());
+      if (!boxes.length) return null;
+      const x = Math.max(0, Math.min(...boxes.map((b) => b.left)) - m);
+      const y = Math.max(0, Math.min(...boxes.map((b) => b.top)) - m);
+      return { x, y, right: Math.max(...boxes.map((b) => b.right)) + m, bottom: Math.max(...boxes.map((b) => b.bottom)) + m };
+    },
+    selectors,
+    margin,
+  );
+  if (!clip) throw new Error(`nothing visible of ${selectors.join(", ")}`);
+  return shoot(page, clip, file);
+}
+
+/** The suggest widget with the lines above it, from the editor's left edge. */
+async function screenshotCompletion(page, file) {
+  const clip = await page.evaluate(() => {
+    const visible = (e) => e && e.getBoundingClientRect().width > 0 && e.getBoundingClientRect().height > 0;
+    const widget = [...document.querySelectorAll(".editor-widget.suggest-widget.visible")].find(visible);
+    if (!widget) return null;
+    const lines = [...document.querySelectorAll(".editor-group-container.active .monaco-editor .view-lines")].find(visible);
+    const w = widget.getBoundingClientRect();
+    const left = lines ? lines.getBoundingClientRect().left : w.left;
+    // From the top of the third line above the widget: whole lines, the paragraph being written.
+    const above = lines ? [...lines.querySelectorAll(".view-line")].map((e) => e.getBoundingClientRect()).filter((r) => r.bottom <= w.top + 2).sort((a, b) => a.top - b.top) : [];
+    const top = above.length >= 3 ? above[above.length - 3].top : w.top - 60;
+    return {
+      x: Math.max(0, left - 8),
+      y: Math.max(0, top - 2),
+      right: w.right + 12,
+      bottom: w.bottom + 12,
+    };
+  });
+  if (!clip) throw new Error("no visible suggest widget to photograph");
+  return shoot(page, clip, file);
+}
+
+async function shoot(page, clip, file) {
+  const vp = page.viewport();
+  const width = Math.min(vp.width, clip.right) - clip.x;
+  const height = Math.min(vp.height, clip.bottom) - clip.y;
+  await page.screenshot({ path: file, clip: { x: clip.x, y: clip.y, width, height }, captureBeyondViewport: false });
+  return file;
+}

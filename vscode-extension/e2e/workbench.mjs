@@ -312,11 +312,25 @@ export async function quickPickRows(page) {
   );
 }
 
+/**
+ * Waits until the quick input's text box has the keyboard focus: typed too early (the widget of
+ * the last picker still fading out), the first letters would land in the editor.
+ */
+export async function quickInputFocused(page) {
+  await until("the quick input to take the keyboard focus", () =>
+    page.evaluate(() => {
+      const input = document.activeElement;
+      return Boolean(input && input.tagName === "INPUT" && input.closest(".quick-input-widget") && input.getBoundingClientRect().width > 0);
+    }),
+  15000, 50);
+}
+
 /** Opens the command palette with F1, filters for the command and runs it. */
 export async function runCommand(page, label, screenshot) {
   await page.keyboard.press("Escape");
   await page.keyboard.press("F1");
   await page.waitForSelector(".quick-input-widget .quick-input-box input", { visible: true });
+  await quickInputFocused(page);
   await page.keyboard.type(label, { delay: 10 });
   // The palette puts recently used commands first: pick the row whose label is exactly this one.
   const index = await until(`"${label}" in the command palette`, async () => {
@@ -341,6 +355,7 @@ export async function openFile(page, name) {
   await page.keyboard.press("KeyP");
   await page.keyboard.up("Control");
   await page.waitForSelector(".quick-input-widget .quick-input-box input", { visible: true });
+  await quickInputFocused(page);
   await page.keyboard.type(name, { delay: 10 });
   await until(`${name} in Quick Open`, async () => {
     const rows = await quickPickRows(page);
