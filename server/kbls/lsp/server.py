@@ -36,16 +36,7 @@ from pygls.protocol import LanguageServerProtocol
 from pygls.uris import to_fs_path
 
 from kbls import __version__
-from kbls.daemon.answers import (
-    DaemonStatus,
-    IndexState,
-    NotesAnswer,
-    NotesRequest,
-    SearchAnswer,
-    SearchRequest,
-    StoreUnavailableError,
-    TagsAnswer,
-)
+from kbls.daemon import answers
 from kbls.daemon.service import Daemon
 from kbls.errors import OutsideRootError, QueryError
 from kbls.limits import MAX_QUERY_CHARS, RELATED_LIMIT
@@ -102,13 +93,13 @@ class DaemonFacade(Protocol):
     def remove_root(self, path: Path | str) -> None: ...
     def file_saved(self, path: Path | str) -> bool: ...
     def reindex(self, paths: list[Path] | None, force: bool = False) -> int: ...
-    def search(self, request: SearchRequest) -> SearchAnswer: ...
-    def related(self, path: Path | str, line: int | None = None, limit: int = RELATED_LIMIT) -> SearchAnswer: ...
-    def status(self) -> DaemonStatus: ...
+    def search(self, request: answers.SearchRequest) -> answers.SearchAnswer: ...
+    def related(self, path: Path | str, line: int | None = None, limit: int = RELATED_LIMIT) -> answers.SearchAnswer: ...
+    def status(self) -> answers.DaemonStatus: ...
     def link_suggestions(self, path: Path | str, query: LinkQuery) -> Suggestions: ...
     def resolve_links(self, path: Path | str, refs: list[LinkRef], lines: list[str]) -> Resolved: ...
-    def tags(self, prefix: str, limit: int) -> TagsAnswer: ...
-    def notes(self, request: NotesRequest) -> NotesAnswer: ...
+    def tags(self, prefix: str, limit: int) -> answers.TagsAnswer: ...
+    def notes(self, request: answers.NotesRequest) -> answers.NotesAnswer: ...
 
 
 class KblsServer(LanguageServer):
@@ -175,7 +166,7 @@ class KblsServer(LanguageServer):
             return await asyncio.get_running_loop().run_in_executor(pool, fn, *args)
         except (QueryError, OutsideRootError) as exc:
             raise JsonRpcInvalidParams(str(exc)) from None
-        except StoreUnavailableError as exc:
+        except answers.StoreUnavailableError as exc:
             raise RequestFailed(str(exc)) from None
 
     # -- the daemon's listener (called from the worker thread) -------------------------------
@@ -183,7 +174,7 @@ class KblsServer(LanguageServer):
         if self.loop is not None and not self.loop.is_closed():
             self.loop.call_soon_threadsafe(fn, *args)
 
-    def index_status(self, status: IndexState) -> None:
+    def index_status(self, status: answers.IndexState) -> None:
         self._later(self.protocol.notify, INDEX_STATUS, wire.to_wire(convert.index_status(status)))
 
     def log_message(self, level: int, message: str) -> None:
@@ -307,7 +298,7 @@ async def hover(ls: KblsServer, params: types.HoverParams) -> types.Hover | None
 async def workspace_symbol(ls: KblsServer, params: types.WorkspaceSymbolParams) -> list[types.SymbolInformation]:
     if not params.query.strip():
         return []
-    request = SearchRequest(query=params.query[:MAX_QUERY_CHARS], limit=SYMBOL_LIMIT)
+    request = answers.SearchRequest(query=params.query[:MAX_QUERY_CHARS], limit=SYMBOL_LIMIT)
     return convert.symbols(await ls.call(ls.search_pool, ls.daemon.search, request))
 
 
