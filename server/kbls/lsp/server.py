@@ -40,6 +40,7 @@ from kbls.daemon import answers
 from kbls.daemon.service import Daemon
 from kbls.errors import OutsideRootError, QueryError
 from kbls.limits import MAX_QUERY_CHARS, RELATED_LIMIT
+from kbls.logsetup import configure_logging
 from kbls.lsp import convert, framing, links, wire
 from kbls.lsp.progress import ProgressTokens
 from kbls.retrieval.linksyntax import LinkRef
@@ -321,14 +322,7 @@ def did_change_folders(ls: KblsServer, params: types.DidChangeWorkspaceFoldersPa
 
 # -- entry point ---------------------------------------------------------------------------
 def _configure_logging(log_file: str | None, level: str) -> None:
-    numeric = getattr(logging, str(level).upper(), None)
-    if not isinstance(numeric, int):
-        numeric = logging.INFO
-    handler: logging.Handler = logging.FileHandler(log_file) if log_file else logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    root = logging.getLogger()
-    root.handlers[:] = [handler]
-    root.setLevel(numeric)
+    numeric = configure_logging(log_file, level, "%(asctime)s %(levelname)s %(name)s: %(message)s")
     # pygls logs every message it sends at INFO: keep that for --log-level DEBUG only.
     logging.getLogger("pygls").setLevel(numeric if numeric <= logging.DEBUG else logging.WARNING)
 

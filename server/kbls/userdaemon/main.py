@@ -13,11 +13,11 @@ import fcntl
 import logging
 import os
 import signal
-import sys
 from pathlib import Path
 from typing import IO
 
 from kbls import __version__
+from kbls.logsetup import configure_logging
 from kbls.userdaemon.paths import DaemonPaths, daemon_paths
 
 log = logging.getLogger(__name__)
@@ -53,20 +53,11 @@ def take_pid_lock(paths: DaemonPaths) -> IO[str] | None:
     return handle
 
 
-def configure_logging(log_file: str | None, level: str) -> None:
-    numeric = getattr(logging, str(level).upper(), None)
-    handler: logging.Handler = logging.FileHandler(log_file) if log_file else logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s"))
-    root = logging.getLogger()
-    root.handlers[:] = [handler]
-    root.setLevel(numeric if isinstance(numeric, int) else logging.INFO)
-    logging.getLogger("pygls").setLevel(logging.WARNING)
-
-
 def run(idle: float | None = None, log_file: str | None = None, log_level: str = "INFO") -> int:
     """Run the daemon until idle; 0 also when another daemon already serves this user."""
     paths = daemon_paths()
-    configure_logging(log_file or str(paths.log_file), log_level)
+    configure_logging(log_file or str(paths.log_file), log_level, "%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("pygls").setLevel(logging.WARNING)
     lock = take_pid_lock(paths)
     if lock is None:
         log.info("another kbls daemon already serves %s", paths.socket)

@@ -8,8 +8,8 @@ decision is made before a byte of stdin is read, so the in-process server sees t
 from __future__ import annotations
 
 import logging
-import sys
 
+from kbls.logsetup import configure_logging
 from kbls.userdaemon.paths import RuntimeDirError, daemon_disabled, daemon_paths
 
 log = logging.getLogger(__name__)
@@ -19,7 +19,7 @@ def serve_through_daemon(log_file: str | None, log_level: str) -> int | None:
     """Relay stdio to the daemon until the editor leaves; None: serve in-process instead."""
     if daemon_disabled():
         return None
-    _configure_logging(log_file, log_level)
+    configure_logging(log_file, log_level, "%(asctime)s %(levelname)s %(name)s (relay): %(message)s")
     try:
         paths = daemon_paths()
     except RuntimeDirError as exc:
@@ -35,12 +35,3 @@ def serve_through_daemon(log_file: str | None, log_level: str) -> int | None:
 
     log.info("relaying to the kbls daemon at %s", paths.socket)
     return relay(paths, sock)
-
-
-def _configure_logging(log_file: str | None, level: str) -> None:
-    numeric = getattr(logging, str(level).upper(), None)
-    handler: logging.Handler = logging.FileHandler(log_file) if log_file else logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s (relay): %(message)s"))
-    root = logging.getLogger()
-    root.handlers[:] = [handler]
-    root.setLevel(numeric if isinstance(numeric, int) else logging.INFO)
