@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -63,18 +64,18 @@ class FanOut:
             client.progress_end(own, message)
 
     def log_message(self, level: int, message: str) -> None:
-        clients = self._each()
-        if not clients:  # each client's server logs what it is told
-            log.log(level, "%s", message)
-        for client in clients:
-            client.log_message(level, message)
+        self._fan_out_message(level, message, lambda client: client.log_message)
 
     def show_message(self, level: int, message: str) -> None:
+        self._fan_out_message(level, message, lambda client: client.show_message)
+
+    def _fan_out_message(self, level: int, message: str, method: Callable[[Listener], Callable[[int, str], None]]) -> None:
+        """Hand `message` to `method` of each client; logged here when no client is connected."""
         clients = self._each()
         if not clients:  # each client's server logs what it is told
             log.log(level, "%s", message)
         for client in clients:
-            client.show_message(level, message)
+            method(client)(level, message)
 
 
 def _handles(handle: object) -> list[tuple[Listener, object]]:
