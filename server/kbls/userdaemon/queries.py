@@ -11,6 +11,7 @@ CLI side, so messages and exit codes stay those of the CLI.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -101,10 +102,8 @@ def open_root(roots: list[Root], query: RootQuery) -> Engine | None:
 
 def search_reply(roots: list[Root], query: SearchQuery) -> Reply:
     """`kbls search` on the daemon's engine; None when the root is not open here."""
-    engine = open_root(roots, query)
-    if engine is None:
-        return None
-    try:
+
+    def search(engine: Engine) -> SearchReply:
         filters = Filters(query.paths, query.tags, query.types)
         result = engine.search(
             query.query, limit=query.limit, mode=query.mode, group_by_file=query.group_by_file,
@@ -112,28 +111,31 @@ def search_reply(roots: list[Root], query: SearchQuery) -> Reply:
         )
         empty = not result.hits and engine.store.counts().files == 0
         return SearchReply(hits=result.hits, empty_store=empty, mode=result.mode.value)
-    except KblsError as exc:
-        return failure(exc)
+
+    return _on_engine(roots, query, search)
 
 
 def related_reply(roots: list[Root], query: RelatedQuery) -> Reply:
     """`kbls related` on the daemon's engine; None when the root is not open here."""
-    engine = open_root(roots, query)
-    if engine is None:
-        return None
-    try:
-        return RelatedReply(hits=engine.related(Path(query.path), query.line, limit=query.limit))
-    except KblsError as exc:
-        return failure(exc)
+    path = Path(query.path)
+    return _on_engine(roots, query, lambda engine: RelatedReply(hits=engine.related(path, query.line, limit=query.limit)))
 
 
 def status_reply(roots: list[Root], query: RootQuery) -> Reply:
     """`kbls status` on the daemon's engine; None when the root is not open here."""
+    return _on_engine(roots, query, lambda engine: StatusReply(status=engine.status()))
+
+
+def _on_engine(roots: list[Root], query: RootQuery, call: Callable[[Engine], Reply]) -> Reply:
+    """`call` on the engine of the query's root.
+
+    None when that root is not open here; a `Failure` when the engine raises a `KblsError`.
+    """
     engine = open_root(roots, query)
     if engine is None:
         return None
     try:
-        return StatusReply(status=engine.status())
+        return call(engine)
     except KblsError as exc:
         return failure(exc)
 
