@@ -93,13 +93,31 @@ class SearchConfig(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fie
             raise ValueError("search.min_score: expected a number from 0 to 1")
 
 
+#: Text files of code projects that match `**/*.txt` or `**/*.rst` but are not notes.
+DEFAULT_EXCLUDE: tuple[str, ...] = (
+    "**/requirements*.txt",
+    "**/constraints*.txt",
+    "**/CMakeLists.txt",
+    "**/CMakeCache.txt",
+    "**/LICENSE*",
+    "**/COPYING*",
+    "**/robots.txt",
+    "**/*.egg-info/",
+    "**/site-packages/",
+    "**/.venv/",
+    "**/venv/",
+)
+
+
 class Config(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fields=True):
     #: gitignore-style patterns of files to index.
     include: list[str] = msgspec.field(
         default_factory=lambda: ["**/*.md", "**/*.markdown", "**/*.txt", "**/*.rst"]
     )
-    #: gitignore-style patterns to skip, on top of .git/, node_modules/ and the store.
-    exclude: list[str] = msgspec.field(default_factory=list)
+    #: gitignore-style patterns to skip, on top of .git/, node_modules/ and the store. The default
+    #: leaves out text files that code projects carry and that are never notes (`**/*.txt` would
+    #: otherwise take requirements.txt and CMakeLists.txt); setting `exclude` replaces it.
+    exclude: list[str] = msgspec.field(default_factory=lambda: list(DEFAULT_EXCLUDE))
     #: skip what the root's .gitignore files ignore.
     respect_gitignore: bool = True
     #: store directory; relative paths resolve against the config file's folder.

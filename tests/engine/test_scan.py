@@ -27,6 +27,19 @@ def test_default_includes_markdown_text_and_rst_only(tmp_path: Path) -> None:
     assert _walk(tmp_path) == ["a.md", "b.markdown", "c.txt", "d.rst", "sub/g.md"]
 
 
+def test_code_project_text_files_are_not_notes_by_default(tmp_path: Path) -> None:
+    """Issue 11: `**/*.txt` took requirements.txt and CMakeLists.txt of any code project."""
+    _touch(tmp_path, "notes/todo.txt", "README.md", "requirements.txt", "requirements-dev.txt",
+           "constraints.txt", "src/CMakeLists.txt", "LICENSE.txt", "docs/robots.txt",
+           ".venv/lib/site.txt", "pkg.egg-info/SOURCES.txt", "lib/site-packages/x/README.md")
+    assert _walk(tmp_path) == ["README.md", "notes/todo.txt"]
+
+
+def test_setting_exclude_replaces_the_default_list(tmp_path: Path) -> None:
+    _touch(tmp_path, "requirements.txt", "notes/a.md", "notes/skip.md")
+    assert _walk(tmp_path, config=Config(exclude=["notes/skip.md"])) == ["notes/a.md", "requirements.txt"]
+
+
 def test_git_and_node_modules_are_always_excluded(tmp_path: Path) -> None:
     _touch(tmp_path, "keep.md", ".git/COMMIT_EDITMSG.md", ".git/info/x.md",
            "node_modules/pkg/README.md", "web/node_modules/dep/README.md")
