@@ -2,7 +2,7 @@
 // formatting) lives in `searchPicker.ts`; this file only talks to VS Code.
 import * as vscode from "vscode";
 import * as kb from "./protocol";
-import { emptyMessage, hitsToItems, SearchController, selectionForRange, shouldRefresh, type HitItem } from "./searchPicker";
+import { emptyMessage, hitsToItems, SearchController, searchTitle, selectionForRange, shouldRefresh, type HitItem } from "./searchPicker";
 
 type Item = vscode.QuickPickItem & { hit?: kb.Hit };
 
@@ -97,6 +97,7 @@ export function showSearchPicker(sender: () => Promise<kb.RequestSender | undefi
     },
     onResults(query, result) {
       lastIndexState = result.index?.state;
+      qp.title = searchTitle(lastIndexState);
       qp.items = result.hits.length > 0 ? toItems(hitsToItems(result.hits)) : [placeholderItem(emptyMessage(query, lastIndexState))];
     },
     onCleared() {

@@ -104,6 +104,18 @@ export function emptyMessage(query: string, indexState?: string): string {
 }
 
 /**
+ * The picker's title for results given under `indexState`: hits found while the model loads are
+ * lexical only and hits found mid-indexing may miss notes, so the title says so until the index is
+ * ready (the picker asks again then).
+ */
+export function searchTitle(indexState?: string): string {
+  if (indexState === "loading") return "KB: Search — partial results (the model is still loading)";
+  if (indexState === "indexing") return "KB: Search — partial results (indexing is in progress)";
+  if (indexState === "error") return "KB: Search — the index has a problem (see KB: Show Status)";
+  return "KB: Search";
+}
+
+/**
  * True when results shown under `shownState` (the `index.state` of their answer) should be asked
  * again now that the index reports `newState`: answers given while the model was loading are
  * lexical only, and answers given mid-indexing may miss notes.

@@ -135,7 +135,7 @@ test("the bundled extension: Related Notes view, selection commands and link fea
     const diary = await host.vscode.window.showTextDocument(doc);
     diary.selection = new Selection(new Position(MONDAY, 0), new Position(MONDAY + 1, 0));
     const searching = host.commands.get("kbls.searchSelection")();
-    const qp = await waitFor("the search picker", () => host.quickPicks.find((q) => q.title === "KB: Search" && q.visible));
+    const qp = await waitFor("the search picker", () => host.quickPicks.find((q) => q.title.startsWith("KB: Search") && q.visible));
     assert.equal(qp.value, doc.getText(diary.selection).replace(/\s+/g, " ").trim());
     await waitFor("search results", () => (qp.items[0]?.hit ? qp.items : null)).catch(failWith);
     qp.hide();

@@ -1,7 +1,7 @@
 // Unit tests of the picker logic: formatting hits and the debounce/cancel/no-flicker controller.
 const test = require("node:test");
 const assert = require("node:assert/strict");
-const { hitToItem, hitsToItems, oneLine, sectionOf, selectionForRange, emptyMessage, normalizeQuery, shouldRefresh, SearchController } =
+const { hitToItem, hitsToItems, oneLine, sectionOf, selectionForRange, emptyMessage, searchTitle, normalizeQuery, shouldRefresh, SearchController } =
   require("../../out/searchPicker.js");
 const { isCancellation } = require("../../out/protocol.js");
 
@@ -80,6 +80,14 @@ test("emptyMessage explains an empty list, mentioning query syntax and index sta
   assert.match(emptyMessage(""), /tag:NAME/);
   assert.match(emptyMessage("x", "indexing"), /indexing/);
   assert.equal(emptyMessage("x", "ready"), 'No results for "x"');
+});
+
+test("searchTitle marks results found before the index is ready as partial (issue 13)", () => {
+  assert.match(searchTitle("loading"), /partial.*model is still loading/);
+  assert.match(searchTitle("indexing"), /partial.*indexing/);
+  assert.match(searchTitle("error"), /problem/);
+  assert.equal(searchTitle("ready"), "KB: Search");
+  assert.equal(searchTitle(undefined), "KB: Search");
 });
 
 test("normalizeQuery trims, keeps query syntax and caps at 4096 characters", () => {
