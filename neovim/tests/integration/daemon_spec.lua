@@ -150,7 +150,7 @@ describe("kbls against the real daemon", function()
         index_status[#index_status + 1] = ev.data.status
       end,
     })
-    kbls.setup({ cmd = { SERVER, "serve" }, picker = "select" })
+    kbls.setup({ cmd = { SERVER, "serve" }, picker = "select", completion = true })
     vim.cmd("edit " .. vim.fn.fnameescape(root .. "/rust/borrowing.md"))
     local id = clients._by_root[root]
     assert(id, "no client was started for " .. root)
@@ -578,5 +578,165 @@ describe("kbls against the real daemon", function()
     assert.matches("OK store for " .. vim.pesc(root) .. ": " .. vim.pesc(root) .. "/%.kbls%-store", text)
     assert.matches("telescope", text)
     assert.is_nil(text:find("ERROR", 1, true), text)
+  end)
+
+  --- Edit `rel` (a new file of the workspace) with `lines`; write it when `save`, then wait until
+  --- the daemon indexed it (kb/status counts `files` notes, nothing queued).
+  local function edit_new(rel, lines, save, files)
+    local path = root .. "/" .. rel
+    vim.fn.mkdir(vim.fs.dirname(path), "p")
+    vim.cmd("edit " .. vim.fn.fnameescape(path))
+    local buf = vim.api.nvim_get_current_buf()
+    if vim.api.nvim_buf_get_lines(buf, 0, -1, false)[1] ~= lines[1] then
+      vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+    end
+    assert.is_true(vim.wait(5000, function()
+      return clients.list(buf)[1] ~= nil
+    end, 20))
+    if save then
+      vim.cmd("silent write")
+      local last
+      assert(
+        vim.wait(START_TIMEOUT, function()
+          last = request.sync(client, "kb/status", vim.empty_dict(), REQUEST_TIMEOUT)
+          return last ~= nil
+            and last.state == "ready"
+            and (last.queue or 0) == 0
+            and (last.roots[1].files or 0) >= files
+        end, 250),
+        rel .. " was not indexed; last kb/status: " .. vim.inspect(last)
+      )
+    end
+    return buf
+  end
+
+  it("completion after [[ offers first the note the paragraph is about", function()
+    local paragraph = "Only one mutable reference to a value may exist at a time, so two pointers never "
+      .. "write the same data concurrently and the compiler rules out data races. [["
+    local buf = edit_new("drafts/ideas.md", { "# Ideas", "", paragraph }, false)
+    -- completion = true wires vim.lsp.completion (autotrigger) into the attached buffer
+    assert.is_true(
+      vim.wait(5000, function()
+        return pcall(vim.api.nvim_get_autocmds, { group = ("nvim.lsp.completion_%d"):format(buf) })
+      end, 20),
+      "vim.lsp.completion is not enabled for the buffer"
+    )
+    local params = {
+      textDocument = { uri = vim.uri_from_bufnr(buf) },
+      position = { line = 2, character = #paragraph },
+      context = { triggerKind = 2, triggerCharacter = "[" },
+    }
+    local responses = vim.lsp.buf_request_sync(buf, "textDocument/completion", params, REQUEST_TIMEOUT)
+    local res = responses and responses[client.id]
+    assert.is_table(res, "no completion response")
+    assert.is_nil(res.err)
+    local list = res.result and (res.result.items or res.result) or {}
+    local offered = vim.tbl_map(function(item)
+      return item.detail or item.label
+    end, list)
+    local rank
+    for i, item in ipairs(list) do
+      if (item.detail or ""):find("rust/borrowing.md", 1, true) then
+        rank = i
+        break
+      end
+    end
+    assert(rank == 1, "rust/borrowing.md is not the first item: " .. vim.inspect(offered))
+    assert.matches("borrowing", list[rank].textEdit.newText:lower(), 1, true)
+    vim.cmd("bwipeout!")
+  end)
+
+  it(":KbRelatedPanel follows the cursor: another section, other related notes", function()
+    local buf = edit_new("mixed/evening.md", {
+      "# Evening notes",
+      "",
+      "## Night sky",
+      "",
+      "A dying giant star can collapse into an object whose gravity is so strong that light",
+      "cannot leave it; a supermassive one sits at the centre of our galaxy. Astronomers find",
+      "them by the stars that orbit an invisible mass, and by the hot gas that spirals in and",
+      "glows in X-rays before it falls past the point of no return. When two of them merge they",
+      "shake space itself, and detectors on Earth hear the gravitational waves of the collision.",
+      "",
+      "## Vegetable patch",
+      "",
+      "The plants on the balcony want full sun, deep watering and a stake; pinch the side",
+      "shoots between stem and branches and mulch the soil against blight. Water at the",
+      "roots in the morning rather than on the leaves, tie the stems to the cage as they",
+      "grow, and pick the red fruit when it is ripe. Seedlings go out after the last frost,",
+      "planted deep so that roots form along the buried stem, in a sunny and sheltered spot.",
+      "",
+    }, true, NOTE_COUNT + 1)
+    local panel = require("kbls.panel")
+    local function first_entry()
+      local n = vim.api.nvim_buf_line_count(panel.state.buf)
+      for row = 1, n do
+        local item = panel.state.shown[row]
+        if item then
+          return item.relpath
+        end
+      end
+    end
+    local win = vim.api.nvim_get_current_win()
+    vim.api.nvim_win_set_cursor(win, { 5, 0 })
+    vim.cmd("KbRelatedPanel")
+    local first
+    local ok = vim.wait(REQUEST_TIMEOUT, function()
+      first = first_entry()
+      return first == "astronomy/black-holes.md"
+    end, 20)
+    local night = table.concat(vim.api.nvim_buf_get_lines(panel.state.buf, 0, -1, false), "\n")
+    assert(ok, "night sky section, panel: " .. night)
+    -- move to the other section; the panel follows CursorMoved (debounced)
+    vim.api.nvim_win_set_cursor(win, { 14, 0 })
+    vim.api.nvim_exec_autocmds("CursorMoved", { buffer = buf })
+    ok = vim.wait(REQUEST_TIMEOUT, function()
+      first = first_entry()
+      return first == "gardening/tomatoes.md"
+    end, 20)
+    local patch = table.concat(vim.api.nvim_buf_get_lines(panel.state.buf, 0, -1, false), "\n")
+    vim.cmd("KbRelatedPanel")
+    assert(ok, "vegetable patch section, panel: " .. patch)
+    assert.are_not.equal(night, patch)
+    assert.is_nil(patch:find("mixed/evening.md:", 1, true), patch)
+  end)
+
+  it(":'<,'>KbSearch searches the selection; :KbSearch! fills the quickfix list", function()
+    edit_new("drafts/query.md", {
+      "# Question",
+      "",
+      "an outside observer sees a clock slow down near the event horizon, at the Schwarzschild radius",
+    }, false)
+    vim.cmd("normal! 3GV\27")
+    local listed
+    local orig = vim.ui.select
+    vim.ui.select = function(list, _, cb)
+      listed = list
+      cb(nil)
+    end
+    local ok, e = pcall(vim.cmd, "'<,'>KbSearch")
+    vim.wait(REQUEST_TIMEOUT, function()
+      return listed ~= nil
+    end, 20)
+    vim.ui.select = orig
+    assert(ok, e)
+    assert(listed and listed[1], "no picker was shown for the selection")
+    assert.equals("astronomy/black-holes.md", listed[1].relpath, vim.inspect(paths(listed)))
+
+    vim.fn.setqflist({}, "r")
+    vim.cmd("KbSearch! when does a sourdough starter need feeding")
+    local qf = {}
+    assert.is_true(
+      vim.wait(REQUEST_TIMEOUT, function()
+        qf = vim.fn.getqflist()
+        return #qf > 0
+      end, 20),
+      "the quickfix list stayed empty"
+    )
+    vim.cmd("cclose")
+    assert.equals(root .. "/cooking/sourdough.md", vim.api.nvim_buf_get_name(qf[1].bufnr))
+    assert.is_true(qf[1].lnum >= 1)
+    assert.matches("Sourdough bread", qf[1].text, 1, true)
+    vim.cmd("bwipeout!")
   end)
 end)
