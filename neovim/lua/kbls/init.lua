@@ -100,13 +100,7 @@ function M.setup(opts)
         M.attach(ev.buf)
       end,
     })
-    for _, buf in ipairs(vim.api.nvim_list_bufs()) do
-      if
-        vim.api.nvim_buf_is_loaded(buf) and vim.tbl_contains(config.options.filetypes, vim.bo[buf].filetype)
-      then
-        M.attach(buf)
-      end
-    end
+    M.attach_loaded()
   end
 end
 
@@ -129,6 +123,17 @@ function M.attach(bufnr)
   return clients.start(bufnr)
 end
 
+--- Attach every loaded buffer of the configured filetypes (each finds its own root, if any).
+function M.attach_loaded()
+  for _, buf in ipairs(vim.api.nvim_list_bufs()) do
+    if
+      vim.api.nvim_buf_is_loaded(buf) and vim.tbl_contains(config.options.filetypes, vim.bo[buf].filetype)
+    then
+      M.attach(buf)
+    end
+  end
+end
+
 --- Make a folder a knowledge base (write a minimal `.kbls.yaml`, never over an existing one)
 --- and attach the open buffers of the configured filetypes inside it.
 ---@param folder string|nil default: the current directory, or the buffer's folder outside it
@@ -141,13 +146,7 @@ function M.enable(folder)
     return nil
   end
   notify.notify("wrote " .. path .. "; notes under it are indexed now")
-  for _, buf in ipairs(vim.api.nvim_list_bufs()) do
-    if
-      vim.api.nvim_buf_is_loaded(buf) and vim.tbl_contains(config.options.filetypes, vim.bo[buf].filetype)
-    then
-      M.attach(buf)
-    end
-  end
+  M.attach_loaded()
   return path
 end
 
