@@ -61,11 +61,16 @@ class Hit(_InRoot, frozen=True):
     more: int = 0
 
 
-class IndexInfo(_Wire, frozen=True):
+class _Health(_Wire, frozen=True):
+    """Where the index stands, and why when that is `error`."""
+
     state: State
-    pending: int = 0
     #: why the state is `error`; null otherwise.
     error: str | None = None
+
+
+class IndexInfo(_Health, frozen=True, kw_only=True):
+    pending: int = 0
 
 
 # -- requests --------------------------------------------------------------------------------
@@ -158,46 +163,39 @@ class FileProblem(_Wire, frozen=True):
     reason: str
 
 
-class _ModelInfo(_Wire, frozen=True):
-    """The embedding model: its name and the dimension of its vectors."""
-
-    model: str
-    dimension: int
-
-
-class RootStatus(_ModelInfo, frozen=True):
+class RootStatus(_Wire, frozen=True):
     uri: str
     store: str
     store_bytes: int
     files: int
     chunks: int
+    #: the root's embedding model and the dimension of its vectors.
+    model: str
+    dimension: int
     sqlite: SqliteInfo
     errors: list[FileProblem]
     #: why indexing this root fails (retried until it works); null when it does not.
     error: str | None = None
 
 
-class StatusResult(_ModelInfo, frozen=True):
+class StatusResult(_Health, frozen=True, kw_only=True):
     version: str
-    state: State
+    #: the embedding model the daemon loads and the dimension of its vectors.
+    model: str
+    dimension: int
     queue: int
     embedded_since_start: int
     reused_since_start: int
     roots: list[RootStatus]
-    #: why the state is `error`; null otherwise.
-    error: str | None = None
 
 
-class IndexStatus(_Wire, frozen=True):
+class IndexStatus(_Health, frozen=True, kw_only=True):
     """The `kb/indexStatus` notification."""
 
-    state: State
     pending: int
     files: int
     chunks: int
     message: str = ""
-    #: why the state is `error`; null otherwise.
-    error: str | None = None
 
 
 # -- conversion ------------------------------------------------------------------------------
