@@ -120,7 +120,7 @@ class Config(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fields=Tr
     exclude: list[str] = msgspec.field(default_factory=lambda: list(DEFAULT_EXCLUDE))
     #: skip what the root's .gitignore files ignore.
     respect_gitignore: bool = True
-    #: store directory; relative paths resolve against the config file's folder.
+    #: store directory, outside the root; relative paths resolve against the config file's folder.
     store: str | None = None
     #: files larger than this are skipped with a reason.
     max_file_bytes: int = 2_000_000
@@ -235,17 +235,25 @@ def load_config(root: Path, overrides: dict[str, Any] | None = None) -> tuple[Co
     return _convert(raw, str(path)), config_path
 
 
-def _own_folder(store: Path, root: Path, setting: str) -> Path:
-    """`store`, unless it is the root or above it."""
-    root = root.resolve()
-    if store == root or store in root.parents:
-        where = "is the workspace root itself" if store == root else f"contains the workspace root {root}"
-        raise ConfigError(
-            f"{setting}: the store folder {store} {where}; the store needs a folder of its own, "
-            f"such as `store: .kbls` (inside the root, never indexed) or no `store:` at all "
-            f"(a per-root folder in the user cache)"
+def _outside_the_root(store: Path, root: Path, setting: str, fix: str) -> Path:
+    """`store` (resolved), unless it is the root, above it or inside it; `fix` says what to do.
+
+    A store inside the root is seen by the root's file watcher on every write, and swept up by
+    sync tools, git and any other root that contains this one; the root itself or a folder above
+    it would leave the scan nothing to index (the scan leaves out the store's folder).
+    """
+    if store == root:
+        where = "is the workspace root itself"
+    elif store in root.parents:
+        where = f"contains the workspace root {root}"
+    elif root in store.parents:
+        where = (
+            f"is inside the workspace root {root}, where the file watcher would see each of its "
+            f"writes and sync tools and git would pick it up"
         )
-    return store
+    else:
+        return store
+    raise ConfigError(f"{setting}: the store folder {store} {where}; {fix}")
 
 
 def user_cache_dir() -> Path:
@@ -259,14 +267,24 @@ def user_cache_dir() -> Path:
 def resolve_store_dir(root: Path, config: Config, explicit: Path | None = None) -> Path:
     """Where the root's store lives: --store, then config `store`, then the user cache dir.
 
-    :raises ConfigError: `--store` or `store:` names the root itself or a folder above it: the
-        scan leaves out the store's folder, so such a root would index nothing.
+    :raises ConfigError: `--store` or `store:` names the root itself, a folder above it or a
+        folder inside it (symlinks resolved): see `_outside_the_root`.
     """
+    root = root.resolve()
+    sibling = f"{root.name or 'notes'}-kbls"
     if explicit is not None:
-        return _own_folder(explicit.expanduser().resolve(), root, f"--store {explicit}")
+        fix = (
+            f"leave --store out to use the `store:` setting or the per-user cache folder, or name "
+            f"a folder outside the root, e.g. `--store {root.parent / sibling}`"
+        )
+        return _outside_the_root(explicit.expanduser().resolve(), root, f"--store {explicit}", fix)
     if config.store:
         store = Path(config.store).expanduser()
         resolved = (store if store.is_absolute() else root / store).resolve()
-        return _own_folder(resolved, root, f"{root / CONFIG_FILE}: store: {config.store}")
-    digest = hashlib.sha256(str(root.resolve()).encode()).hexdigest()[:12]
-    return user_cache_dir() / f"{root.resolve().name or 'root'}-{digest}"
+        fix = (
+            f"leave `store:` out to use the per-user cache folder, or name a folder outside the "
+            f"root, e.g. `store: ../{sibling}`"
+        )
+        return _outside_the_root(resolved, root, f"{root / CONFIG_FILE}: store: {config.store}", fix)
+    digest = hashlib.sha256(str(root).encode()).hexdigest()[:12]
+    return user_cache_dir() / f"{root.name or 'root'}-{digest}"

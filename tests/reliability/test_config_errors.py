@@ -12,11 +12,11 @@ from pathlib import Path
 import msgspec
 import pytest
 import yaml
-from tests.support.corpus import REPO
+from tests.support.corpus import REPO, write_config
 from tests.support.lsp_client import LspSession
 from tests.support.processes import assert_no_traceback, run_kbls
 
-from kbls.config import Config, load_config, resolve_store_dir
+from kbls.config import Config, load_config
 from kbls.errors import ConfigError
 
 
@@ -101,7 +101,7 @@ def test_a_file_that_is_not_a_mapping_or_not_yaml_is_named(tmp_path: Path) -> No
 def test_cli_reports_a_bad_config_without_a_traceback(tmp_path: Path) -> None:
     root = tmp_path / "notes"
     root.mkdir()
-    (root / ".kbls.yaml").write_text("store: .kbls-store\nsearch:\n  limit: 0\n")
+    write_config(root, extra="search:\n  limit: 0\n")
     proc = run_kbls(["index", "--root", str(root)], tmp_path)
     assert_no_traceback(proc)
     assert proc.returncode == 2
@@ -111,7 +111,7 @@ def test_cli_reports_a_bad_config_without_a_traceback(tmp_path: Path) -> None:
 def test_daemon_shows_bad_init_options_and_keeps_serving(tmp_path: Path) -> None:
     root = tmp_path / "notes"
     shutil.copytree(REPO / "tests" / "fixtures" / "notes", root)
-    (root / ".kbls.yaml").write_text("store: .kbls-store\n")
+    write_config(root)
     daemon = LspSession([root], tmp_path, init_options={"search": {"limit": "ten"}, "model": {"batchSize": -4}})
     try:
         daemon.wait_ready()
@@ -159,14 +159,3 @@ def test_a_store_at_or_above_the_root_is_a_config_error(tmp_path: Path, setting:
     assert sorted(p.name for p in root.iterdir()) == [".kbls.yaml", "a.md"]  # nothing was written
     proc = run_kbls(["index", "--root", str(root), "--store", str(tmp_path)], tmp_path)
     assert proc.returncode == 2 and "--store" in proc.stderr and "contains the workspace root" in proc.stderr
-
-
-def test_a_store_inside_the_root_stays_allowed(tmp_path: Path) -> None:
-    """`store: .kbls` keeps the index with the notes; the scan never indexes the store folder."""
-    root = tmp_path / "notes"
-    root.mkdir()
-    (root / ".kbls.yaml").write_text("store: .kbls\n")
-    config, _ = load_config(root)
-    assert resolve_store_dir(root, config) == (root / ".kbls").resolve()
-    with pytest.raises(ConfigError, match=r"store: sub/\.\."):
-        resolve_store_dir(root, msgspec.structs.replace(config, store="sub/.."))

@@ -18,12 +18,11 @@ from pathlib import Path
 
 import pytest
 from pygls.exceptions import JsonRpcException, JsonRpcInternalError
-from tests.support.corpus import make_workspace, write
+from tests.support.corpus import make_workspace, store_of, write
 from tests.support.lsp_client import LspSession
 
 from kbls.lsp import wire
 
-STORE = ".kbls-store"  # make_workspace puts the store inside the workspace
 REQUEST_FAILED = -32803
 
 
@@ -86,7 +85,7 @@ def test_an_unwritable_store_is_shown_once_retried_and_recovers_without_restart(
     daemon: tuple[LspSession, Path], request: pytest.FixtureRequest
 ) -> None:
     session, notes = daemon
-    unlock = _lock_store(notes / STORE)
+    unlock = _lock_store(store_of(notes))
     request.addfinalizer(unlock)  # tmp_path cannot be removed while immutable
     note = write(notes, "cooking/focaccia.md", "# Focaccia\n\nDimple the dough with olive oil and rosemary.\n")
     session.save(note)
@@ -146,7 +145,7 @@ def test_a_store_deleted_under_the_daemon_is_rebuilt_and_the_save_kept(
     daemon: tuple[LspSession, Path], what: str
 ) -> None:
     session, notes = daemon
-    store = notes / STORE
+    store = store_of(notes)
     stop, errors = threading.Event(), list[BaseException]()
     searcher = threading.Thread(target=_search_until, args=(session, stop, errors), daemon=True)
     searcher.start()

@@ -58,10 +58,10 @@ def indexed(tmp_path: Path) -> tuple[Path, Path]:
     """A copy of the fixture notes, indexed by the CLI; returns (root, store)."""
     root = tmp_path / "notes"
     shutil.copytree(FIXTURES, root)
-    write_config(root)
+    store = write_config(root)
     proc = run_kbls(["index", "--root", str(root)], tmp_path)
     assert proc.returncode == 0, proc.stderr
-    return root, root / ".kbls-store"
+    return root, store
 
 
 def _expected_chunks(tmp_path: Path, root: Path) -> dict[str, list[tuple[str, str]]]:
@@ -167,14 +167,14 @@ def test_read_only_commands_on_a_never_indexed_root_create_no_store(tmp_path: Pa
     root = tmp_path / "notes"
     root.mkdir()
     (root / "a.md").write_text("# A\n\nsome text\n")
-    write_config(root, store=".kbls-store")
+    store = write_config(root)
     cache = tmp_path / "xdg-cache"
     if command[0] == "related":
         command = ["related", str(root / "a.md")]
     proc = run_kbls([*command, "--root", str(root)], tmp_path)
     assert_no_traceback(proc)
     assert proc.returncode == 0, proc.stderr
-    assert not (root / ".kbls-store").exists()
+    assert not store.exists()
     assert not any(cache.rglob("*.sqlite3*")), "a store was created in the user cache"
     if command[0] == "status":
         assert "files:     0" in proc.stdout

@@ -29,13 +29,24 @@ def sized(short: int, long: int) -> int:
     return long if long_run() else short
 
 
-def write_config(root: Path, store: str = ".kbls-store", extra: str = "") -> None:
-    """`.kbls.yaml` in `root` with the store inside it, plus `extra` (dedented) settings."""
-    (root / ".kbls.yaml").write_text(f"store: {store}\n" + textwrap.dedent(extra), encoding="utf-8")
+def store_of(root: Path) -> Path:
+    """Where `write_config` puts a root's store by default: `<root>-kbls` beside the root (a store
+    inside the root is a config error)."""
+    real = root.resolve()
+    return real.parent / f"{real.name}-kbls"
+
+
+def write_config(root: Path, store: str | Path | None = None, extra: str = "") -> Path:
+    """`.kbls.yaml` in `root` naming its store, plus `extra` (dedented) settings; returns the store
+    folder. The default store is `store_of(root)`, written relative (`../<root>-kbls`) as a user
+    would, so a copy of the root gets a store of its own."""
+    setting = f"../{root.resolve().name}-kbls" if store is None else str(store)
+    (root / ".kbls.yaml").write_text(f"store: {setting}\n" + textwrap.dedent(extra), encoding="utf-8")
+    return store_of(root) if store is None else (root / store).resolve()
 
 
 def make_workspace(tmp_path: Path, name: str = "notes") -> Path:
-    """A copy of the fixture notes under `tmp_path`, its store inside the copy."""
+    """A copy of the fixture notes under `tmp_path`, its store beside the copy (`store_of`)."""
     root = tmp_path / name
     shutil.copytree(FIXTURES, root)
     write_config(root)
