@@ -1,49 +1,22 @@
-// Owns the LanguageClient: finds the server (or installs it on request), starts it for the
+// Owns the LanguageClient: finds the server (or has it installed on request), starts it for the
 // workspace folders kbls is enabled for (one server serves them all; the server follows
 // workspace/didChangeWorkspaceFolders), checks its version, restarts it, and forwards index
-// progress to the status bar.
+// progress to the status bar. What the client sends is clientOptions.ts; talking the user
+// through installs and upgrades is serverSetup.ts.
 import * as vscode from "vscode";
-import {
-  LanguageClient,
-  State,
-  WorkDoneProgress,
-  WorkDoneProgressCreateRequest,
-  type InitializeParams,
-  type LanguageClientOptions,
-  type ServerOptions,
-  type StaticFeature,
-} from "vscode-languageclient/node";
+import { LanguageClient, State, WorkDoneProgress, WorkDoneProgressCreateRequest } from "vscode-languageclient/node";
+import { clientOptions, EnabledFoldersOnly, serverOptions } from "./clientOptions";
 import * as kb from "./protocol";
-import { findPython, isNoPython, probeVersion, venvPython } from "./pythonFinder";
-import {
-  adviseVersion,
-  bundledWheelPath,
-  InstallError,
-  installServer,
-  managedVenv,
-  nodeInstallDeps,
-  nodeRunner,
-  parseServerVersion,
-  versionMessage,
-} from "./serverInstall";
-import { isNotFound, locateServer, nodeDeps, type NotFound, type ServerCommand } from "./serverLocator";
-import type { StatusBar } from "./statusBar";
 import { pythonExtensionInterpreter } from "./pythonExtension";
+import { managedVenv } from "./serverInstall";
+import { isNotFound, locateServer, nodeDeps, type NotFound, type ServerCommand } from "./serverLocator";
+import { installChosen, installWithProgress, upgradeChosen, type ExtensionPlace, type SetupUi } from "./serverSetup";
+import type { StatusBar } from "./statusBar";
 import { parseIndexStatus } from "./wireParse";
 
+export { INSTALL_CHOICE, UPGRADE_CHOICE, type ExtensionPlace } from "./serverSetup";
 export const OUTPUT_NAME = "kbls";
-export const INSTALL_CHOICE = "Install kbls server";
-export const UPGRADE_CHOICE = "Upgrade kbls server";
 const STATUS_POLL_MS = 5000;
-
-/** Where the extension lives and keeps its own server environment. */
-export interface ExtensionPlace {
-  extensionPath: string;
-  /** `context.globalStorageUri.fsPath`. */
-  storageDir: string;
-  /** The extension's version: the server it installs is the same. */
-  version: string;
-}
 
 export class KbClient implements vscode.Disposable {
   private client: LanguageClient | undefined;
@@ -94,6 +67,10 @@ export class KbClient implements vscode.Disposable {
     return this.starting;
   }
 
+  private get setupUi(): SetupUi {
+    return { output: this.output, statusBar: this.statusBar, place: this.place };
+  }
+
   private enabledFolders(): vscode.WorkspaceFolder[] {
     return (vscode.workspace.workspaceFolders ?? []).filter((f) => this.folderEnabled(f.uri));
   }
@@ -122,58 +99,15 @@ export class KbClient implements vscode.Disposable {
     this.notFound = undefined;
     this.command = located;
     this.output.info(`Starting: ${located.display} (found via ${located.source})`);
-
-    const run = {
-      command: located.command,
-      args: located.args,
-      options: { cwd: folder?.uri.fsPath, env: { ...process.env } },
-    };
-    // Debugging the extension (F5) also turns the server's log up.
-    const serverOptions: ServerOptions = { run, debug: { ...run, args: [...run.args, "--log-level", "debug"] } };
-    const enabled = (uri: string): boolean => this.folderEnabled(vscode.Uri.parse(uri));
-    const inEnabled = (uri: vscode.Uri): boolean => {
-      const f = vscode.workspace.getWorkspaceFolder(uri);
-      return f !== undefined && this.folderEnabled(f.uri);
-    };
-    const clientOptions: LanguageClientOptions = {
-      documentSelector: [{ scheme: "file", language: "markdown" }],
-      outputChannel: this.output,
-      initializationOptions: config.get<object>("initializationOptions", {}),
-      markdown: { isTrusted: false, supportHtml: false },
-      // Only the notes of enabled folders go to the server and get its hovers.
-      middleware: {
-        didOpen: (document, next) => (inEnabled(document.uri) ? next(document) : Promise.resolve()),
-        didChange: (event, next) => (inEnabled(event.document.uri) ? next(event) : Promise.resolve()),
-        didSave: (document, next) => (inEnabled(document.uri) ? next(document) : Promise.resolve()),
-        didClose: (document, next) => (inEnabled(document.uri) ? next(document) : Promise.resolve()),
-        provideHover: (document, position, token, next) =>
-          inEnabled(document.uri) && vscode.workspace.getConfiguration("kbls", document.uri).get<boolean>("hover.enabled", true)
-            ? next(document, position, token)
-            : undefined,
-        // Link completion, definition and document links: the client registers them from the
-        // server's capabilities; a note outside the enabled folders is not asked about.
-        provideCompletionItem: (document, position, context, token, next) =>
-          inEnabled(document.uri) ? next(document, position, context, token) : undefined,
-        provideDefinition: (document, position, token, next) => (inEnabled(document.uri) ? next(document, position, token) : undefined),
-        provideDocumentLinks: (document, token, next) => (inEnabled(document.uri) ? next(document, token) : undefined),
-        workspace: {
-          // The server indexes the folders it is told about: only the enabled ones.
-          workspaceFolders: async (token, next) => {
-            const folders = await next(token);
-            return Array.isArray(folders) ? folders.filter((f) => enabled(f.uri)) : folders;
-          },
-          didChangeWorkspaceFolders: (event, next) =>
-            next({
-              added: event.added.filter((f) => this.folderEnabled(f.uri)),
-              removed: event.removed.filter((f) => this.folderEnabled(f.uri)),
-            }),
-        },
-      },
-    };
     // Asked beside the start, not after it: a server too old to start still gets its upgrade offer.
     void this.checkVersion(located);
-    const client = new LanguageClient("kbls", "kbls", serverOptions, clientOptions);
-    client.registerFeature(new EnabledFoldersOnly(enabled));
+    const client = new LanguageClient(
+      "kbls",
+      "kbls",
+      serverOptions(located, folder?.uri.fsPath),
+      clientOptions(this.output, config.get<object>("initializationOptions", {}), this.folderEnabled),
+    );
+    client.registerFeature(new EnabledFoldersOnly(this.folderEnabled));
     this.client = client;
     this.clientDisposables.push(
       client.onDidChangeState((e) => {
@@ -254,27 +188,12 @@ export class KbClient implements vscode.Disposable {
   private async checkVersion(server: ServerCommand): Promise<void> {
     if (this.versionChecked) return;
     this.versionChecked = true;
-    const answer = await nodeRunner(server.command, [...server.prefix, "--version"], { timeoutMs: 30000 });
-    const version = parseServerVersion(answer.output);
-    const advice = adviseVersion(version, this.place.version, server.source === "managed");
-    this.output.info(`Server version: ${version ?? "unknown"} (extension ${this.place.version})`);
-    const message = versionMessage(advice);
-    if (!message) return;
-    if (advice.kind === "upgradeManaged") {
-      const choice = await vscode.window.showInformationMessage(message, UPGRADE_CHOICE);
-      if (choice === UPGRADE_CHOICE) await this.install();
-    } else {
-      this.output.warn(message);
-      void vscode.window.showWarningMessage(message);
-    }
+    if (await upgradeChosen(this.setupUi, server)) await this.install();
   }
 
+  /** The not-found error; its Install button installs the server and starts it. */
   async showNotFound(nf: NotFound): Promise<void> {
-    const choices = [INSTALL_CHOICE, "Open Setting", "Show Output"];
-    const choice = await vscode.window.showErrorMessage(nf.error, ...choices);
-    if (choice === INSTALL_CHOICE) await this.install();
-    else if (choice === "Open Setting") await openSetting(nf.setting);
-    else if (choice === "Show Output") this.output.show();
+    if (await installChosen(this.output, nf)) await this.install();
   }
 
   /** KB: Install Server, the not-found button and the upgrade offer: installs, then (re)starts. */
@@ -289,53 +208,13 @@ export class KbClient implements vscode.Disposable {
 
   private async doInstall(): Promise<boolean> {
     const folder = this.enabledFolders()[0] ?? vscode.workspace.workspaceFolders?.[0];
-    // An upgrade reuses the environment's own interpreter; a first install looks for one.
-    const own = venvPython(managedVenv(this.place.storageDir), process.platform);
-    const ownVersion = await probeVersion(own, []);
-    const python = ownVersion
-      ? { command: own, args: [], label: "the extension's environment", version: ownVersion }
-      : await findPython({ ...nodeDeps(), probeVersion }, await pythonExtensionInterpreter(folder?.uri).catch(() => undefined));
-    if (isNoPython(python)) {
-      this.output.error(python.error);
-      void vscode.window.showErrorMessage(python.error, "Show Output").then((c) => c && this.output.show());
-      return false;
-    }
-    this.output.info(`Installing the kbls server ${this.place.version} with ${python.label}: ${python.command} (Python ${python.version})`);
-    const phaseBefore = this.notFound ? "notFound" : undefined;
-    this.statusBar.setPhase("installing");
-    try {
-      const installed = await vscode.window.withProgress(
-        { location: vscode.ProgressLocation.Notification, title: "kbls", cancellable: true },
-        (progress, token) =>
-          installServer(
-            {
-              storageDir: this.place.storageDir,
-              python,
-              wheel: bundledWheelPath(this.place.extensionPath, this.place.version),
-              version: this.place.version,
-              onOutput: (line) => this.output.trace(line),
-            },
-            nodeInstallDeps(),
-            (message, increment) => {
-              progress.report({ message, increment });
-              this.statusBar.setPhase("installing", message);
-              this.output.info(message);
-            },
-            () => token.isCancellationRequested,
-          ),
-      );
-      this.output.info(`Installed: ${installed.kbls} ${installed.version}${installed.upgraded ? " (upgraded)" : ""}`);
-      void vscode.window.showInformationMessage(`kbls: the server ${installed.version} is installed.`);
-    } catch (err) {
-      const message = err instanceof Error ? err.message : String(err);
-      this.output.error(`Installing the server failed: ${message}`);
-      if (err instanceof InstallError && err.output) this.output.error(err.output);
-      void vscode.window.showErrorMessage(`kbls: ${message}`, "Show Output").then((c) => c && this.output.show());
-      if (phaseBefore) this.statusBar.setPhase(phaseBefore, this.notFound?.error);
+    const notFoundBefore = this.notFound !== undefined;
+    const installed = await installWithProgress(this.setupUi, folder, () => {
+      if (notFoundBefore) this.statusBar.setPhase("notFound", this.notFound?.error);
       else if (this.running) this.statusBar.setPhase("running");
       else this.statusBar.hide();
-      return false;
-    }
+    });
+    if (!installed) return false;
     this.versionChecked = false;
     if (this.active || this.enabledFolders().length > 0) await this.restart();
     return true;
@@ -380,42 +259,4 @@ export class KbClient implements vscode.Disposable {
     void this.stop();
     this.indexChanged.dispose();
   }
-}
-
-/**
- * Opens the Settings editor on a setting. In a remote window (code-server, SSH, WSL, containers)
- * the machine-overridable settings (the server's paths) are not listed in the User tab: open the
- * Remote tab instead, where they apply to the machine the server runs on.
- */
-function openSetting(setting: string): Thenable<unknown> {
-  return vscode.env.remoteName
-    ? vscode.commands.executeCommand("workbench.action.openRemoteSettings", { query: setting })
-    : vscode.commands.executeCommand("workbench.action.openSettings", setting);
-}
-
-/**
- * Runs last among the client's features: the initialize request names only the enabled folders
- * (the client's own folder feature lists every folder of the workspace).
- */
-class EnabledFoldersOnly implements StaticFeature {
-  constructor(private readonly enabled: (uri: string) => boolean) {}
-
-  fillInitializeParams(params: InitializeParams): void {
-    const folders = (params.workspaceFolders ?? []).filter((f) => this.enabled(f.uri));
-    params.workspaceFolders = folders;
-    if (folders.length > 0) {
-      params.rootUri = folders[0].uri;
-      params.rootPath = vscode.Uri.parse(folders[0].uri).fsPath;
-    }
-  }
-
-  fillClientCapabilities(): void {}
-
-  initialize(): void {}
-
-  getState(): { kind: "static" } {
-    return { kind: "static" };
-  }
-
-  clear(): void {}
 }
