@@ -86,18 +86,20 @@ def test_invalid_yaml_names_the_file(tmp_path: Path) -> None:
 def test_relative_store_resolves_against_the_config_files_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     root = tmp_path / "kb"
     root.mkdir()
-    (root / CONFIG_FILE).write_text("store: .kbls-store\n")
+    (root / CONFIG_FILE).write_text("store: ../kb-store\n")
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)  # the current folder must not matter
     config, _ = load_config(root)
-    assert resolve_store_dir(root, config) == (root / ".kbls-store").resolve()
+    assert resolve_store_dir(root, config) == (tmp_path / "kb-store").resolve()
 
 
 def test_an_explicit_store_wins_over_the_config(tmp_path: Path) -> None:
-    (tmp_path / CONFIG_FILE).write_text("store: from-config\n")
-    config, _ = load_config(tmp_path)
-    assert resolve_store_dir(tmp_path, config, tmp_path / "explicit") == (tmp_path / "explicit").resolve()
+    root = tmp_path / "kb"
+    root.mkdir()
+    (root / CONFIG_FILE).write_text("store: ../from-config\n")
+    config, _ = load_config(root)
+    assert resolve_store_dir(root, config, tmp_path / "explicit") == (tmp_path / "explicit").resolve()
 
 
 def test_without_store_the_user_cache_is_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from kbls.config import Config
 from kbls.engine import Engine
 from kbls.indexing.scan import Scanner
@@ -74,13 +76,18 @@ def test_exclude_patterns_and_the_config_file(tmp_path: Path) -> None:
     assert _walk(tmp_path, config=Config(exclude=["archive/", "**/scratch.md"], include=["**/*.md", "*.yaml"])) == ["keep.md"]
 
 
-def test_the_store_inside_the_root_is_not_indexed_by_the_engine(tmp_path: Path, make_engine: Callable[..., Engine]) -> None:
-    root = tmp_path / "kb"
+def test_a_default_store_inside_the_root_is_not_indexed_by_the_engine(
+    tmp_path: Path, make_engine: Callable[..., Engine], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`store:` inside the root is a config error (tests/reliability/test_store_location.py), but the
+    per-user cache folder may lie inside a root, a home folder opened as a workspace: allowed,
+    and the engine never indexes its own store."""
+    root = tmp_path / "home"
     _touch(root, "keep.md")
-    (root / ".kbls.yaml").write_text("store: .kbls-store\n")
-    engine = make_engine(root, store_dir=None)  # where the config file says: inside the root
-    assert engine.store_dir == root / ".kbls-store"
-    _touch(root, ".kbls-store/planted.md")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(root / ".cache"))
+    engine = make_engine(root, store_dir=None)  # no store: setting: the user cache, inside the root
+    assert root / ".cache" in engine.store_dir.parents
+    _touch(engine.store_dir, "planted.md")
     report = engine.index()
     assert set(engine.store.files()) == {"keep.md"} and report.files == 1
 
