@@ -70,13 +70,13 @@ class Session:
     initialize: dict[str, Any] | None = None
     initialized: bool = False
     #: the editor's requests not answered yet: id -> method
-    pending: dict[Any, str] = field(default_factory=dict)
+    pending: dict[int | str, str] = field(default_factory=dict)
     #: the current backend's requests to the editor not answered yet
-    server_requests: set[Any] = field(default_factory=set)
+    server_requests: set[int | str] = field(default_factory=set)
     #: ids of the relay's own replayed `initialize` (their answers are dropped)
-    own_ids: set[Any] = field(default_factory=set)
+    own_ids: set[int | str] = field(default_factory=set)
     #: work-done progress tokens the backend began and has not ended (ended for it if it is lost)
-    progress: set[Any] = field(default_factory=set)
+    progress: set[int | str] = field(default_factory=set)
     exiting: bool = False
     shutdown: bool = False
 
@@ -85,9 +85,10 @@ class Session:
         method = message.get("method")
         if method is None:
             if "id" in message:  # an answer to the backend's request
-                if message["id"] not in self.server_requests:
+                answered = _id(message["id"])
+                if answered is None or answered not in self.server_requests:
                     return False
-                self.server_requests.discard(message["id"])
+                self.server_requests.discard(answered)
             return True
         if method == "initialize" and isinstance(message.get("params"), dict):
             self.initialize = dict(message["params"])
@@ -102,18 +103,21 @@ class Session:
         return True
 
     def sent(self, message: dict[str, Any]) -> None:
-        if "method" in message and "id" in message:
-            self.pending[message["id"]] = str(message["method"])
+        msg_id = _id(message.get("id"))
+        if "method" in message and msg_id is not None:
+            self.pending[msg_id] = str(message["method"])
 
     def from_backend(self, message: dict[str, Any]) -> bool:
         """Note a backend message; False when it is the answer to a replayed `initialize`."""
+        msg_id = _id(message.get("id"))
         if "method" in message:
-            if "id" in message:
-                self.server_requests.add(message["id"])
+            if msg_id is not None:
+                self.server_requests.add(msg_id)
             elif message["method"] == "$/progress":
                 self._note_progress(message.get("params"))
             return True
-        msg_id = message.get("id")
+        if msg_id is None:
+            return True
         if msg_id in self.own_ids:
             self.own_ids.discard(msg_id)
             return False
@@ -123,7 +127,9 @@ class Session:
     def _note_progress(self, params: Any) -> None:
         if not isinstance(params, dict) or not isinstance(params.get("value"), dict):
             return
-        kind, token = params["value"].get("kind"), params.get("token")
+        kind, token = params["value"].get("kind"), _id(params.get("token"))
+        if token is None:
+            return
         if kind == "begin":
             self.progress.add(token)
         elif kind == "end":
@@ -146,11 +152,12 @@ class Session:
     def _apply_folders(self, params: Any) -> None:
         if self.initialize is None or not isinstance(params, dict):
             return
-        event = params.get("event") or {}
-        folders = [f for f in self.initialize.get("workspaceFolders") or [] if isinstance(f, dict)]
-        removed = {f.get("uri") for f in event.get("removed") or [] if isinstance(f, dict)}
-        folders = [f for f in folders if f.get("uri") not in removed]
-        folders.extend(f for f in event.get("added") or [] if isinstance(f, dict))
+        event = params.get("event")
+        if not isinstance(event, dict):
+            return  # not a folder change (the daemon answers it as malformed)
+        removed = {f.get("uri") for f in _objects(event.get("removed"))}
+        folders = [f for f in _objects(self.initialize.get("workspaceFolders")) if f.get("uri") not in removed]
+        folders.extend(_objects(event.get("added")))
         self.initialize["workspaceFolders"] = folders
 
 
@@ -215,7 +222,7 @@ class Relay:
         A request counts as pending from before its write, so a reconnect that happens while it
         is being written answers it (RequestFailed); it is then not sent again.
         """
-        msg_id = message.get("id") if message is not None and "method" in message else None
+        msg_id = _id(message.get("id")) if message is not None and "method" in message else None
         while True:
             await self._ready.wait()
             backend = self.backend
@@ -229,9 +236,10 @@ class Relay:
                 log.info("writing to the %s failed (%s); waiting for a new one", backend.kind, exc)
                 if self.backend is backend:
                     self._ready.clear()
-                if msg_id is not None and msg_id not in self.session.pending:
-                    return  # a reconnect meanwhile answered it
-                self.session.pending.pop(msg_id, None)
+                if msg_id is not None:
+                    if msg_id not in self.session.pending:
+                        return  # a reconnect meanwhile answered it
+                    del self.session.pending[msg_id]
                 await asyncio.sleep(0.05)
                 continue
             return
@@ -336,6 +344,17 @@ def _json(body: bytes) -> dict[str, Any] | None:
     except ValueError:
         return None
     return value if isinstance(value, dict) else None
+
+
+def _id(value: Any) -> int | str | None:
+    """A JSON-RPC id (or progress token) the relay can keep: a number or a string; None for
+    anything else (an object or a list would break the records, and answers nothing)."""
+    return value if isinstance(value, (int, str)) and not isinstance(value, bool) else None
+
+
+def _objects(value: Any) -> list[dict[str, Any]]:
+    """The objects of a JSON list (a client's folder list); nothing for any other value."""
+    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
 
 
 def _error(msg_id: Any, code: int, message: str) -> dict[str, Any]:
