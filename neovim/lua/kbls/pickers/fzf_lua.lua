@@ -4,9 +4,9 @@
 ---
 --- fzf works on lines: each hit is `path:line:col:` followed by the label and snippet, which
 --- is the `file:line:col:text` shape fzf-lua's previewer and actions parse.
+local common = require("kbls.pickers.common")
 local items = require("kbls.items")
 local link = require("kbls.link")
-local live_search = require("kbls.live")
 local notify = require("kbls.notify")
 
 local M = {}
@@ -18,9 +18,7 @@ function M.available()
 end
 
 local function fzf()
-  if not M.available() then
-    error('kbls: fzf-lua is needed for the fzf-lua picker; set picker = "select" or install it', 0)
-  end
+  common.require_plugin(M.available(), "fzf-lua is needed", "fzf-lua")
   return require("fzf-lua")
 end
 
@@ -83,15 +81,8 @@ end
 --- Live search: each change of the prompt reloads fzf with the hits of `kb/search`.
 ---@param opts table|nil fzf-lua options, plus `query` (initial text), `bufnr`, `search` (overrides of the `search` options), `title`
 function M.live_search(opts)
-  opts = vim.deepcopy(opts or {})
   local fzf_lua = fzf()
-  local live = live_search.new({
-    bufnr = opts.bufnr or vim.api.nvim_get_current_buf(),
-    search = opts.search,
-    list_empty = true,
-  })
-  local query, title = opts.query, opts.title or "kbls search"
-  opts.query, opts.search, opts.bufnr, opts.title = nil, nil, nil, nil
+  local live, wanted, fzf_opts = common.live_search(opts)
   local shown, origin = {}, vim.api.nvim_get_current_win()
   -- Results that came while the index was loading are refreshed once it is ready: fzf reloads
   -- on a change of the prompt, so type a space and delete it (the query ends as it was).
@@ -121,14 +112,14 @@ function M.live_search(opts)
     end,
     vim.tbl_deep_extend("force", {
       prompt = "kbls> ",
-      query = query,
+      query = wanted.query,
       exec_empty_query = true, -- an empty prompt lists the notes
       previewer = "builtin",
       file_icons = false,
       git_icons = false,
       actions = file_actions(shown, origin),
-      winopts = { title = " " .. title .. " " },
-    }, opts)
+      winopts = { title = " " .. wanted.title .. " " },
+    }, fzf_opts)
   )
 end
 
@@ -148,12 +139,7 @@ function M.show_tags(list, options)
     winopts = { title = " " .. (options.title or "kbls tags") .. " " },
     actions = {
       ["enter"] = function(selected)
-        local tag = selected and selected[1] and by_line[plain(selected[1])]
-        if tag then
-          vim.schedule(function()
-            options.on_choose(tag)
-          end)
-        end
+        common.choose_tag(options.on_choose, selected and selected[1] and by_line[plain(selected[1])])
       end,
     },
   })

@@ -5,10 +5,10 @@
 --- Live search follows snacks' own LSP sources: a `live` picker whose async finder sends the
 --- prompt as `kb/search` (through `kbls.live`, which cancels the request in flight) and suspends
 --- until the answer; the server ranks, so snacks' matcher does not re-filter.
+local common = require("kbls.pickers.common")
 local config = require("kbls.config")
 local items = require("kbls.items")
 local link = require("kbls.link")
-local live_search = require("kbls.live")
 local notify = require("kbls.notify")
 local status = require("kbls.status")
 
@@ -22,9 +22,7 @@ function M.available()
 end
 
 local function snacks()
-  if not M.available() then
-    error('kbls: snacks.nvim is needed for the snacks picker; set picker = "select" or install it', 0)
-  end
+  common.require_plugin(M.available(), "snacks.nvim is needed", "snacks")
   return require("snacks")
 end
 
@@ -82,23 +80,16 @@ end
 ---@param opts table|nil snacks picker options, plus `query` (initial text), `bufnr`, `search` (overrides of the `search` options)
 ---@return table picker
 function M.live_search(opts)
-  opts = vim.deepcopy(opts or {})
   local Snacks = snacks()
-  local live = live_search.new({
-    bufnr = opts.bufnr or vim.api.nvim_get_current_buf(),
-    search = opts.search,
-    list_empty = true,
-  })
-  local query = opts.query
-  opts.query, opts.search, opts.bufnr = nil, nil, nil
-  local title = opts.title or "kbls search"
+  local live, wanted, snacks_opts = common.live_search(opts)
+  local title = wanted.title
   local picker =
     Snacks.picker.pick(vim.tbl_deep_extend("force", insert_link(vim.api.nvim_get_current_win()), {
       source = "kbls",
       title = title,
       live = true,
       supports_live = true,
-      search = query,
+      search = wanted.query,
       format = M.format,
       preview = "file",
       matcher = { sort_empty = false },
@@ -131,7 +122,7 @@ function M.live_search(opts)
         live:close()
       end,
       debounce = config.options.search.debounce,
-    }, opts))
+    }, snacks_opts))
   -- Results that came while the index was loading are refreshed once it is ready.
   live:on_ready(function()
     if not picker.closed then
@@ -164,11 +155,7 @@ function M.show_tags(list, options)
     sort = { fields = { "score:desc", "idx" } },
     confirm = function(picker, entry)
       picker:close()
-      if entry then
-        vim.schedule(function()
-          options.on_choose(entry.kbls_tag)
-        end)
-      end
+      common.choose_tag(options.on_choose, entry and entry.kbls_tag)
     end,
   })
 end

@@ -6,10 +6,10 @@
 --- option, and the grep previewer, which scrolls to `lnum` and highlights `lnum`..`lnend`.
 --- `<CR>`, `<C-x>`, `<C-v>` and `<C-t>` are telescope's default select actions, which read
 --- `filename`/`lnum`/`col` from the entries.
+local common = require("kbls.pickers.common")
 local config = require("kbls.config")
 local items = require("kbls.items")
 local link = require("kbls.link")
-local live_search = require("kbls.live")
 local notify = require("kbls.notify")
 local status = require("kbls.status")
 
@@ -22,13 +22,7 @@ function M.available()
 end
 
 local function deps()
-  if not M.available() then
-    error(
-      "kbls: telescope.nvim and plenary.nvim are needed for the telescope picker;"
-        .. ' set picker = "select" or install them',
-      0
-    )
-  end
+  common.require_plugin(M.available(), "telescope.nvim and plenary.nvim are needed", "telescope", "them")
   return {
     pickers = require("telescope.pickers"),
     finders = require("telescope.finders"),
@@ -88,12 +82,9 @@ end
 --- Live search: every (debounced) keystroke sends `kb/search`.
 ---@param opts table|nil telescope picker options, plus `query` (initial text), `bufnr`, `search` (overrides of the `search` options), `title`
 function M.live_search(opts)
-  opts = vim.deepcopy(opts or {})
   local t = deps()
-  -- The finder runs while the prompt buffer is current: ask the client of the buffer the
-  -- picker was opened from.
-  local bufnr = opts.bufnr or vim.api.nvim_get_current_buf()
-  local live = live_search.new({ bufnr = bufnr, search = opts.search, list_empty = true })
+  local live, wanted
+  live, wanted, opts = common.live_search(opts)
   local origin = vim.api.nvim_get_current_win()
   local picker -- set below; the finder shows the index state in its results title
   local finder = t.finders.new_dynamic({
@@ -115,11 +106,9 @@ function M.live_search(opts)
     live:close()
     return close(self)
   end
-  local query, title = opts.query, opts.title or "kbls search"
-  opts.query, opts.search, opts.title = nil, nil, nil
   picker = t.pickers.new(opts, {
-    prompt_title = title,
-    default_text = query,
+    prompt_title = wanted.title,
+    default_text = wanted.query,
     finder = finder,
     sorter = t.sorters.highlighter_only(opts),
     previewer = t.conf.grep_previewer(opts),
@@ -205,11 +194,7 @@ function M.show_tags(list, options)
         actions.select_default:replace(function()
           local entry = require("telescope.actions.state").get_selected_entry()
           actions.close(prompt_bufnr)
-          if entry then
-            vim.schedule(function()
-              on_choose(entry.value)
-            end)
-          end
+          common.choose_tag(on_choose, entry and entry.value)
         end)
         return true
       end,

@@ -1,0 +1,52 @@
+--- What the picker modules (telescope, snacks, fzf-lua) share: the error when their plugin is
+--- missing, the kbls part of `live_search(opts)` (the live search, its initial query and title),
+--- and handing a chosen tag on once the picker has closed.
+local live_search = require("kbls.live")
+
+local M = {}
+
+--- Raise the error a picker gives when its plugin cannot be loaded.
+---@param available boolean
+---@param needed string what is missing, e.g. "fzf-lua is needed"
+---@param picker string the picker's name
+---@param them string|nil "it" (default) or "them"
+function M.require_plugin(available, needed, picker, them)
+  if not available then
+    local message = 'kbls: %s for the %s picker; set picker = "select" or install %s'
+    error(message:format(needed, picker, them or "it"), 0)
+  end
+end
+
+--- The kbls options of a picker's `live_search(opts)` taken out of a copy of `opts`: a live
+--- search (`kbls.live`) for the buffer the picker was opened from, listing the notes while the
+--- prompt is empty; the initial query; the title. The rest of `opts` is the picker's own.
+---@param opts table|nil picker options, plus `query`, `bufnr`, `search` (overrides of the `search` options), `title`
+---@return kbls.LiveSearch live
+---@return {query: string|nil, title: string} wanted
+---@return table picker_opts
+function M.live_search(opts)
+  opts = vim.deepcopy(opts or {})
+  -- A picker's finder runs while its prompt buffer is current: ask the client of the buffer the
+  -- picker was opened from.
+  local live = live_search.new({
+    bufnr = opts.bufnr or vim.api.nvim_get_current_buf(),
+    search = opts.search,
+    list_empty = true,
+  })
+  local wanted = { query = opts.query, title = opts.title or "kbls search" }
+  opts.query, opts.search, opts.bufnr, opts.title = nil, nil, nil, nil
+  return live, wanted, opts
+end
+
+--- Hand the chosen tag to `on_choose` once the picker has closed (it may open another picker).
+---@param on_choose fun(tag: table)
+---@param tag table|nil nothing happens without one
+function M.choose_tag(on_choose, tag)
+  if tag then
+    vim.schedule(function()
+      on_choose(tag)
+    end)
+  end
+end
+
+return M
