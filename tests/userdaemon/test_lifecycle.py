@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
 import subprocess
 import time
 from pathlib import Path
 
+import pytest
 from tests.support.corpus import make_workspace
 from tests.support.lsp_client import LspSession
 from tests.support.processes import KBLS
 from tests.support.raw_stdio import frame, initialize_params, read_message
 from tests.support.user_daemon import DaemonEnv
 
+from kbls.userdaemon.paths import daemon_paths
 from kbls.userdaemon.relay import Session
+from kbls.userdaemon.spawn import connect
 
 
 def test_the_daemon_exits_when_idle_and_removes_its_socket(tmp_path: Path, daemon_env: DaemonEnv) -> None:
@@ -140,3 +144,35 @@ def test_a_lost_daemon_fails_its_pending_requests_and_ends_its_progress() -> Non
     assert [m.get("id") for m in told if "error" in m] == [3]
     assert [m["params"]["token"] for m in told if m.get("method") == "$/progress"] == ["t1"]
     assert session.pending == {} and session.progress == set() and session.lost() == []
+
+
+def test_a_daemon_started_while_the_last_one_is_still_stopping_takes_over(
+    tmp_path: Path, daemon_env: DaemonEnv, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An idle daemon removes its socket first and lets go of its pid lock last (after closing
+    its roots). A relay that finds no socket in between starts a new daemon: that one must wait
+    for the lock and serve, not exit at once and leave the relay waiting a minute for a socket."""
+    for name in ("XDG_RUNTIME_DIR", "XDG_CACHE_HOME"):
+        monkeypatch.setenv(name, daemon_env.env[name])
+    paths = daemon_paths()
+    with open(paths.pid_file, "a+") as stopping:  # the old daemon, socket gone, still closing
+        fcntl.flock(stopping, fcntl.LOCK_EX)
+        new = subprocess.Popen([str(KBLS), "daemon"], env=daemon_env.env, stderr=subprocess.PIPE)
+        try:
+            time.sleep(3)
+            assert new.poll() is None, "the new daemon gave up while the old one was stopping"
+            assert connect(paths) is None
+        finally:
+            fcntl.flock(stopping, fcntl.LOCK_UN)
+        try:
+            deadline = time.monotonic() + 60
+            sock = connect(paths)
+            while sock is None and new.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.1)
+                sock = connect(paths)
+            assert sock is not None, daemon_env.log()
+            sock.close()
+            assert daemon_env.pid() == new.pid
+        finally:
+            new.terminate()
+            new.wait(30)

@@ -1,8 +1,9 @@
 """`kbls daemon`: the per-user daemon process (one per user and cache folder).
 
-It takes the pid lock (a second daemon exits at once, status 0), binds the socket, serves until
-no client has been connected for the idle time (`--idle-minutes`, `KBLS_DAEMON_IDLE_MINUTES`,
-default 10) or SIGTERM/SIGINT, then removes its socket, stops the index worker and exits.
+It takes the pid lock (a second daemon exits at once, status 0; one started while the last is
+still stopping waits for it), binds the socket, serves until no client has been connected for
+the idle time (`--idle-minutes`, `KBLS_DAEMON_IDLE_MINUTES`, default 10) or SIGTERM/SIGINT,
+then removes its socket, stops the index worker and exits.
 """
 
 from __future__ import annotations
@@ -13,17 +14,22 @@ import fcntl
 import logging
 import os
 import signal
+import time
 from pathlib import Path
 from typing import IO
 
 from kbls import __version__
 from kbls.logsetup import configure_logging
 from kbls.userdaemon.paths import DaemonPaths, daemon_paths
+from kbls.userdaemon.spawn import connect
 
 log = logging.getLogger(__name__)
 
 IDLE_ENV = "KBLS_DAEMON_IDLE_MINUTES"
 DEFAULT_IDLE_MINUTES = 10.0
+#: how long a new daemon waits for one that is stopping (closing its roots) to let go of the pid lock
+TAKEOVER_WAIT = 30.0
+_TAKEOVER_POLL = 0.1
 
 
 def idle_minutes(flag: float | None) -> float:
@@ -38,14 +44,27 @@ def idle_minutes(flag: float | None) -> float:
         return DEFAULT_IDLE_MINUTES
 
 
-def take_pid_lock(paths: DaemonPaths) -> IO[str] | None:
-    """The pid file, locked for this process's life; None when another daemon holds it."""
+def take_pid_lock(paths: DaemonPaths, wait: float = TAKEOVER_WAIT) -> IO[str] | None:
+    """The pid file, locked for this process's life; None when another daemon holds it and serves.
+
+    A daemon that holds the lock but no longer accepts connections is stopping (it removes its
+    socket first and lets go of the lock last, after closing its roots): wait up to `wait`
+    seconds for it, so the relay that started us gets a daemon instead of waiting in vain.
+    """
     handle = open(paths.pid_file, "a+", encoding="ascii")  # noqa: SIM115  # held open until exit
-    try:
-        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        handle.close()
-        return None
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            break
+        except BlockingIOError:
+            serving = connect(paths, timeout=1.0)
+            if serving is not None or time.monotonic() >= deadline:
+                if serving is not None:
+                    serving.close()
+                handle.close()
+                return None
+            time.sleep(_TAKEOVER_POLL)
     handle.seek(0)
     handle.truncate()
     handle.write(f"{os.getpid()}\n")
