@@ -78,12 +78,30 @@ local function lines(list, shown)
   end, list)
 end
 
+--- The fzf-lua options of a list of notes: the builtin previewer, the file actions, the title;
+--- `own` adds to them and `overrides` (the caller's options) win.
+---@param shown table<string, kbls.Item> the items by their (plain) line
+---@param title string
+---@param own table
+---@param overrides table
+---@return table
+local function notes_opts(shown, title, own, overrides)
+  return vim.tbl_deep_extend("force", {
+    prompt = "kbls> ",
+    previewer = "builtin",
+    file_icons = false,
+    git_icons = false,
+    actions = file_actions(shown, vim.api.nvim_get_current_win()),
+    winopts = { title = " " .. title .. " " },
+  }, own, overrides)
+end
+
 --- Live search: each change of the prompt reloads fzf with the hits of `kb/search`.
 ---@param opts table|nil fzf-lua options, plus `query` (initial text), `bufnr`, `search` (overrides of the `search` options), `title`
 function M.live_search(opts)
   local fzf_lua = fzf()
   local live, wanted, fzf_opts = common.live_search(opts)
-  local shown, origin = {}, vim.api.nvim_get_current_win()
+  local shown = {}
   -- Results that came while the index was loading are refreshed once it is ready: fzf reloads
   -- on a change of the prompt, so type a space and delete it (the query ends as it was).
   local fzf_buf
@@ -110,15 +128,9 @@ function M.live_search(opts)
         end)
       end
     end,
-    vim.tbl_deep_extend("force", {
-      prompt = "kbls> ",
+    notes_opts(shown, wanted.title, {
       query = wanted.query,
       exec_empty_query = true, -- an empty prompt lists the notes
-      previewer = "builtin",
-      file_icons = false,
-      git_icons = false,
-      actions = file_actions(shown, origin),
-      winopts = { title = " " .. wanted.title .. " " },
     }, fzf_opts)
   )
 end
@@ -151,20 +163,10 @@ end
 function M.show_hits(list, options)
   options = vim.deepcopy(options or {})
   local fzf_lua = fzf()
-  local shown, origin = {}, vim.api.nvim_get_current_win()
+  local shown = {}
   local title = options.title or "kbls"
   options.title = nil
-  return fzf_lua.fzf_exec(
-    lines(list, shown),
-    vim.tbl_deep_extend("force", {
-      prompt = "kbls> ",
-      previewer = "builtin",
-      file_icons = false,
-      git_icons = false,
-      actions = file_actions(shown, origin),
-      winopts = { title = " " .. title .. " " },
-    }, options)
-  )
+  return fzf_lua.fzf_exec(lines(list, shown), notes_opts(shown, title, {}, options))
 end
 
 return M
