@@ -160,7 +160,7 @@ def test_nested_and_several_roots_list_each_note_once(tmp_path: Path) -> None:
     outer = make_workspace(tmp_path, "outer")
     _age(outer, BY_AGE)
     inner = outer / "rust"
-    write_config(inner)  # rust/ is a root of its own, nested in outer
+    write_config(inner, store=tmp_path / "rust-kbls")  # rust/ is a root of its own, nested in outer; its store is not
     other = tmp_path / "other"
     write(other, "diary.md", "# Diary\n\ntags: none here #rust #diary\n")
     write_config(other)

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
+from tests.support.corpus import store_of
 from tests.support.lsp_client import LspSession, plain
 
 
@@ -114,7 +115,7 @@ def test_status_reports_roots_store_and_model(shared: LspSession, module_workspa
     (root,) = status.roots
     assert root.uri == module_workspace.as_uri()
     assert root.files == 7 and root.chunks > 0
-    assert root.store == str((module_workspace / ".kbls-store").resolve())
+    assert root.store == str(store_of(module_workspace))
     assert root.store_bytes > 0
     assert root.sqlite.version and root.sqlite.vec
     assert status.embedded_since_start == root.chunks

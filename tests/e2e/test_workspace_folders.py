@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from lsprotocol import types
-from tests.support.corpus import make_workspace
+from tests.support.corpus import make_workspace, store_of, write_config
 from tests.support.lsp_client import LspSession
 
 GARDEN = "# Tomatoes\n\nPinch out the side shoots of cordon tomato plants every week in summer.\n"
@@ -15,7 +15,7 @@ def _garden(tmp_path: Path, name: str) -> Path:
     root = tmp_path / name
     (root / "veg").mkdir(parents=True)
     (root / "veg" / "tomatoes.md").write_text(GARDEN, encoding="utf-8")
-    (root / ".kbls.yaml").write_text("store: .kbls-store\n", encoding="utf-8")
+    write_config(root)
     return root
 
 
@@ -25,7 +25,7 @@ def test_every_folder_is_searched_and_hits_merged(tmp_path: Path) -> None:
     try:
         status = session.wait_ready()
         assert [r.uri for r in status.roots] == [notes.as_uri(), garden.as_uri()]
-        assert all(Path(r.store).parent in (notes.resolve(), garden.resolve()) for r in status.roots)
+        assert [Path(r.store) for r in status.roots] == [store_of(notes), store_of(garden)]  # one store each
         hits = session.search("tomato side shoots", limit=20).hits
         assert hits[0].root == garden.as_uri() and hits[0].path == "veg/tomatoes.md"
         # A query each folder has an answer to (an unrelated folder answers nothing since the

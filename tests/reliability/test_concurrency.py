@@ -39,7 +39,7 @@ class Editor(threading.Thread):
         self.made = 0
 
     def _notes(self) -> list[Path]:
-        return sorted(p for p in self.root.rglob("*.md") if ".kbls-store" not in p.parts)
+        return sorted(self.root.rglob("*.md"))  # the store is beside the root, not in it
 
     def run(self) -> None:
         while not self.stop.is_set():
@@ -92,7 +92,7 @@ class Searcher(threading.Thread):
 
 def _clean_index(tmp_path: Path, root: Path, embedder: Embedder) -> dict[str, list[tuple[str, str]]]:
     copy = tmp_path / "final-copy"
-    shutil.copytree(root, copy, ignore=shutil.ignore_patterns(".kbls-store"))
+    shutil.copytree(root, copy)
     engine = Engine(copy, store_dir=tmp_path / "clean-store", embedder=embedder)
     try:
         engine.index()
@@ -104,8 +104,7 @@ def _clean_index(tmp_path: Path, root: Path, embedder: Embedder) -> dict[str, li
 def test_three_daemons_and_kbls_index_share_a_root_under_edits(tmp_path: Path, embedder: Embedder) -> None:
     root = tmp_path / "notes"
     make_corpus(root, sized(60, 200))
-    write_config(root)
-    store = root / ".kbls-store"
+    store = write_config(root)
     daemons = [LspSession([root], tmp_path, name=f"d{i}") for i in range(3)]
     editor, searcher = Editor(root), Searcher(daemons)
     cli_failures: list[str] = []
