@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
 import time
 from pathlib import Path
 from typing import Any
 
 from tests.support.corpus import make_workspace
-from tests.support.raw_stdio import RawStdio
-from tests.support.user_daemon import DaemonEnv
+from tests.support.processes import KBLS
+from tests.support.raw_stdio import RawStdio, initialize_params
+from tests.support.user_daemon import DaemonEnv, daemon_pids
 
 
 def test_messages_a_client_should_not_send_leave_the_relay_and_the_daemon_serving(
@@ -43,3 +47,40 @@ def test_messages_a_client_should_not_send_leave_the_relay_and_the_daemon_servin
     finally:
         editor.close()
     assert "Traceback" not in editor.stderr() + editor.log(), editor.stderr() + editor.log()
+
+
+def test_an_editor_whose_daemon_dies_before_answering_initialize_is_initialized_by_the_next(
+    tmp_path: Path, daemon_env: DaemonEnv
+) -> None:
+    """The relay connects when the editor starts; a daemon that goes away (idle exit, crash)
+    before answering `initialize` must not fail it: an editor gives up on a server whose
+    `initialize` failed. The relay sends it to the next daemon under the editor's own id."""
+    root = make_workspace(tmp_path, "notes")
+    runtime = Path(daemon_env.env["XDG_RUNTIME_DIR"])
+    first = subprocess.Popen([str(KBLS), "daemon"], env=daemon_env.env, stderr=subprocess.DEVNULL)
+    editor: RawStdio | None = None
+    try:
+        deadline = time.monotonic() + 60
+        while not daemon_env.sockets() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        editor = RawStdio(tmp_path, env=daemon_env.env, daemon=True, log_level="INFO")
+        deadline = time.monotonic() + 30  # the relay is connected once the daemon counts a client
+        while "a client connected" not in daemon_env.log() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        os.kill(first.pid, signal.SIGSTOP)  # it will never answer
+        editor.send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": initialize_params(root)})
+        time.sleep(0.5)
+        os.kill(first.pid, signal.SIGKILL)
+        first.wait(10)
+        answer = editor.answer(1, deadline=120)
+        assert "capabilities" in answer.get("result", {}), answer
+        editor.notify("initialized", {})
+        status = editor.request("kb/status", {})
+        assert status["version"]
+        assert [pid for pid in daemon_pids(runtime) if pid != first.pid], "no new daemon"
+    finally:
+        if first.poll() is None:
+            first.kill()
+            first.wait(10)
+        if editor is not None:
+            editor.close()

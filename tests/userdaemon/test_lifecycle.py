@@ -146,6 +146,16 @@ def test_a_lost_daemon_fails_its_pending_requests_and_ends_its_progress() -> Non
     assert session.pending == {} and session.progress == set() and session.lost() == []
 
 
+def test_a_lost_daemon_does_not_fail_the_editors_initialize_but_keeps_it_for_the_next() -> None:
+    session = Session()
+    assert session.from_editor(_message("initialize", id=1, params={"capabilities": {}}))
+    session.sent(_message("initialize", id=1, params={"capabilities": {}}))
+    session.sent(_message("kb/search", id=2, params={"query": "x"}))
+    told = session.lost()
+    assert [m.get("id") for m in told if "error" in m] == [2]
+    assert session.unanswered_initialize == 1
+
+
 def test_a_daemon_started_while_the_last_one_is_still_stopping_takes_over(
     tmp_path: Path, daemon_env: DaemonEnv, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -5,13 +5,16 @@ parses each body only to keep what a new daemon would need. When the daemon's co
 while the editor is still there (the daemon was killed, crashed or restarted), the relay:
 
 1. answers every request still waiting with `RequestFailed` (-32803, "try again"), so no
-   editor request hangs, and ends every work-done progress the daemon had begun;
+   editor request hangs, and ends every work-done progress the daemon had begun; only the
+   editor's `initialize` is not failed (an editor gives up on a server whose `initialize`
+   failed) but sent again, in step 3;
 2. reconnects, starting a daemon under the spawn lock if none is running (five relays losing
    their daemon start one), or, if no daemon can be reached (or it was lost three times within
    30 s), starts `kbls serve --standalone` as a child and uses it the same way from then on;
-3. replays `initialize` (its answer is dropped: the editor has one) with the workspace folders
-   as they are now (every `didChangeWorkspaceFolders` is applied to the saved params) and
-   `initialized`, then forwards again.
+3. replays `initialize` (its answer is dropped: the editor has one; or, when the editor's was
+   still waiting, under the editor's id, and answered) with the workspace folders as they are
+   now (every `didChangeWorkspaceFolders` is applied to the saved params) and `initialized`,
+   then forwards again.
 
 Answers of the editor to requests of a previous daemon (progress tokens) are dropped. The relay
 ends when the editor closes stdin, or after `exit` once the daemon closed the connection (exit
@@ -77,6 +80,8 @@ class Session:
     own_ids: set[int | str] = field(default_factory=set)
     #: work-done progress tokens the backend began and has not ended (ended for it if it is lost)
     progress: set[int | str] = field(default_factory=set)
+    #: the editor's `initialize`, unanswered when its backend was lost: replayed under its id
+    unanswered_initialize: int | str | None = None
     exiting: bool = False
     shutdown: bool = False
 
@@ -137,8 +142,13 @@ class Session:
 
     def lost(self) -> list[dict[str, Any]]:
         """The backend is gone: what the editor must be told (its requests failed, its progress
-        ended), and the record of that backend cleared."""
-        out = [_error(msg_id, REQUEST_FAILED, LOST_MESSAGE) for msg_id in self.pending]
+        ended; an unanswered `initialize` is kept for the next one), and the record of that
+        backend cleared."""
+        # The editor's `initialize` is not failed but sent to the next backend (`_replay`): an
+        # editor gives up on a server whose `initialize` failed.
+        waiting = [msg_id for msg_id, method in self.pending.items() if method == "initialize"]
+        self.unanswered_initialize = waiting[0] if waiting else None
+        out = [_error(msg_id, REQUEST_FAILED, LOST_MESSAGE) for msg_id, method in self.pending.items() if method != "initialize"]
         out += [
             {"jsonrpc": "2.0", "method": "$/progress",
              "params": {"token": token, "value": {"kind": "end", "message": "the kbls daemon restarted"}}}
@@ -305,8 +315,13 @@ class Relay:
         assert backend is not None
         if self.session.initialize is None:
             return
-        msg_id = f"kbls-relay-{next(self._ids)}"
-        self.session.own_ids.add(msg_id)
+        msg_id: int | str | None = self.session.unanswered_initialize
+        self.session.unanswered_initialize = None
+        if msg_id is not None:  # the editor still waits for this answer: it is forwarded
+            self.session.pending[msg_id] = "initialize"
+        else:
+            msg_id = f"kbls-relay-{next(self._ids)}"
+            self.session.own_ids.add(msg_id)
         out = [encode({"jsonrpc": "2.0", "id": msg_id, "method": "initialize", "params": self.session.initialize})]
         if self.session.initialized:
             out.append(encode({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
