@@ -90,7 +90,10 @@ class SharedDaemon:
     def __init__(self, *, watch: bool = True) -> None:
         self.listeners = FanOut()
         self.daemon = Daemon(self.listeners, watch=watch)
-        # Guards _refs, _overrides and _configured (event loop and handler threads).
+        # Guards _refs, _overrides and _configured (event loop and handler threads). Held while
+        # the daemon is asked to open or close a folder (that only queues it for the worker), so
+        # the requests land in the order the counts changed: a close asked after the lock was let
+        # go could land after another client's open and leave that client a closed folder.
         self._lock = threading.Lock()
         #: clients holding each open folder, by the folder as spelled
         self._refs: dict[str, int] = {}
@@ -126,9 +129,9 @@ class SharedDaemon:
         with self._lock:
             count = self._refs.get(key, 0)
             self._refs[key] = count + 1
-        if count == 0:
-            log.info("opening %s for its first client", key)
-            self.daemon.add_root(uri, path)
+            if count == 0:
+                log.info("opening %s for its first client", key)
+                self.daemon.add_root(uri, path)
 
     def release(self, path: Path | str) -> None:
         """A client no longer serves `path`: close it once no client does."""
@@ -139,9 +142,9 @@ class SharedDaemon:
                 self._refs[key] = count
             else:
                 self._refs.pop(key, None)
-        if count == 0:
-            log.info("closing %s: its last client left", key)
-            self.daemon.remove_root(path)
+            if count == 0:
+                log.info("closing %s: its last client left", key)
+                self.daemon.remove_root(path)
 
     def held(self) -> dict[str, int]:
         """Open folders and how many clients hold each (tests, status)."""
