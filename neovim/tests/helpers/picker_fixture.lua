@@ -64,7 +64,7 @@ function M.start(picker, wait)
   local text = table.concat(lines, "\n")
   local fixture = { index_state = "ready" }
   fixture.root = ws.create({
-    [".kbls.yaml"] = "store: .kbls-store\n",
+    [".kbls.yaml"] = ws.config(),
     ["a.md"] = text,
     ["b.md"] = text,
     ["c.md"] = text,

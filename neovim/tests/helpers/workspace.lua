@@ -18,6 +18,16 @@ function M.create(files)
   return root
 end
 
+--- The `.kbls.yaml` text of a test root and its store folder: a fresh folder beside the
+--- workspaces, outside every root (`store:` inside the root is a config error), as a user writes
+--- `store: ../notes-kbls`.
+---@return string text, string store
+function M.config()
+  local name = vim.fn.tempname()
+  local store = vim.uv.fs_realpath(vim.fs.dirname(name)) .. "/" .. vim.fs.basename(name) .. "-kbls"
+  return "store: " .. store .. "\n", store
+end
+
 --- Remove a workspace.
 function M.remove(root)
   if root and root ~= "" and root ~= "/" then

@@ -15,8 +15,9 @@ local SERVER = os.getenv("KBLS_SERVER") or "kbls"
 local START_TIMEOUT = 60000 -- model load + first index of a few notes, on a slow CI machine
 local REQUEST_TIMEOUT = 20000
 
+local CONFIG, STORE = ws.config()
 local NOTES = {
-  [".kbls.yaml"] = "store: .kbls-store\n",
+  [".kbls.yaml"] = CONFIG,
   ["rust/borrowing.md"] = table.concat({
     "---",
     "tags: [rust, memory]",
@@ -552,7 +553,7 @@ describe("kbls against the real daemon", function()
     local text = status_msgs[1] and status_msgs[1].msg or ""
     assert.matches("kbls %d+%.%d+", text)
     assert.matches("model: ", text)
-    assert.matches(".kbls-store", text, 1, true)
+    assert.matches("store: " .. STORE, text, 1, true)
 
     local reindex_msgs = capture_notify(function()
       local result = await("kb/reindex", function(done)

@@ -11,7 +11,7 @@ describe("vim.lsp.enable('kbls') with the real daemon", function()
   setup(function()
     assert(vim.fn.executable(SERVER) == 1, ("kbls server not found at %q (set KBLS_SERVER)"):format(SERVER))
     root = ws.create({
-      [".kbls.yaml"] = "store: .kbls-store\n",
+      [".kbls.yaml"] = ws.config(),
       ["tides.md"] = "# Tides\n\nThe moon's gravity pulls the oceans into two bulges,"
         .. " so most coasts see two high tides a day.\n",
       ["bread.md"] = "# Bread\n\nKnead the dough, let it rise, bake it in a hot oven.\n",

@@ -20,7 +20,7 @@ describe("telescope with the real daemon", function()
     vim.cmd("runtime! plugin/telescope.lua")
     vim.o.columns, vim.o.lines = 200, 60
     root = ws.create({
-      [".kbls.yaml"] = "store: .kbls-store\n",
+      [".kbls.yaml"] = ws.config(),
       ["tides.md"] = "# Tides\n\nThe moon's gravity pulls the oceans into two bulges,"
         .. " so most coasts see two high tides a day.\n",
       ["bread.md"] = "# Bread\n\nKnead the dough, let it rise, bake it in a hot oven. #kitchen\n",

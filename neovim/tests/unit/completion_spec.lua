@@ -7,8 +7,7 @@ local ws = require("helpers.workspace")
 describe("completion option", function()
   local root, server
   before_each(function()
-    root =
-      ws.create({ [".kbls.yaml"] = "store: .kbls-store\n", ["a.md"] = "# A\n\n", ["tides.md"] = "# Tides\n" })
+    root = ws.create({ [".kbls.yaml"] = ws.config(), ["a.md"] = "# A\n\n", ["tides.md"] = "# Tides\n" })
     server = fake.new({
       capabilities = {
         hoverProvider = true,

@@ -11,9 +11,11 @@ local function checkhealth()
 end
 
 describe(":checkhealth kbls", function()
-  local root
+  local root, store
   before_each(function()
-    root = ws.create({ [".kbls.yaml"] = "store: .kbls-store\n", ["a.md"] = "# A\n" })
+    local text
+    text, store = ws.config()
+    root = ws.create({ [".kbls.yaml"] = text, ["a.md"] = "# A\n" })
   end)
   after_each(function()
     vim.cmd("silent! %bwipeout!")
@@ -56,7 +58,7 @@ describe(":checkhealth kbls", function()
             roots = {
               {
                 uri = vim.uri_from_fname(root),
-                store = root .. "/.kbls-store",
+                store = store,
                 storeBytes = 2048,
                 files = 1,
                 chunks = 2,
@@ -74,12 +76,7 @@ describe(":checkhealth kbls", function()
     assert.matches("cmd is a function", text)
     assert.matches("OK kbls 9.9.9 running for " .. root, text, 1, true)
     assert.matches("OK model: the-model (int8, bundled) (dimension 384)", text, 1, true)
-    assert.matches(
-      "OK store for " .. root .. ": " .. root .. "/.kbls-store (2.0 KiB, 1 files, 2 chunks)",
-      text,
-      1,
-      true
-    )
+    assert.matches("OK store for " .. root .. ": " .. store .. " (2.0 KiB, 1 files, 2 chunks)", text, 1, true)
     assert.matches("WARNING could not index bad.md: invalid UTF-8", text, 1, true)
     assert.is_nil(text:find("ERROR", 1, true), text)
   end)

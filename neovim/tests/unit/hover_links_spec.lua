@@ -13,7 +13,7 @@ describe("hover links", function()
       lines[i] = "line " .. i
     end
     root = ws.create({
-      [".kbls.yaml"] = "store: .kbls-store\n",
+      [".kbls.yaml"] = ws.config(),
       ["a.md"] = "# A\n\nsome text\n",
       ["cooking/b.md"] = table.concat(lines, "\n") .. "\n",
     })

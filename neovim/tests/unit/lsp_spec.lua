@@ -25,7 +25,7 @@ describe("kbls.lsp.root", function()
     root = ws.create({
       ["repo/.git/HEAD"] = "ref: refs/heads/main\n",
       ["repo/code/x.md"] = "x\n",
-      ["repo/notes/.kbls.yaml"] = "store: .kbls-store\n",
+      ["repo/notes/.kbls.yaml"] = ws.config(),
       ["repo/notes/rust/borrowing.md"] = "# Borrowing\n",
       ["loose/n.md"] = "n\n",
     })
@@ -88,10 +88,10 @@ describe("kbls.lsp.clients", function()
     server = fake.new({ delay = 10 })
     config.setup({ cmd = server.cmd })
     root = ws.create({
-      ["a/.kbls.yaml"] = "store: .kbls-store\n",
+      ["a/.kbls.yaml"] = ws.config(),
       ["a/one.md"] = "# One\n",
       ["a/sub/two.md"] = "# Two\n",
-      ["b/.kbls.yaml"] = "store: .kbls-store\n",
+      ["b/.kbls.yaml"] = ws.config(),
       ["b/three.md"] = "# Three\n",
     })
   end)

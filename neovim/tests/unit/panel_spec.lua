@@ -14,7 +14,7 @@ describe(":KbRelatedPanel", function()
     end
     local text = table.concat(lines, "\n") .. "\n"
     root = ws.create({
-      [".kbls.yaml"] = "store: .kbls-store\n",
+      [".kbls.yaml"] = ws.config(),
       ["a.md"] = text,
       ["b.md"] = text,
       ["c.md"] = text,
