@@ -9,7 +9,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tests.support.corpus import make_workspace
+from tests.support.corpus import make_workspace, store_of, write_config
+from tests.support.lsp_client import LspSession
 from tests.support.processes import KBLS
 from tests.support.raw_stdio import RawStdio, initialize_params
 from tests.support.user_daemon import DaemonEnv, daemon_pids
@@ -82,5 +83,38 @@ def test_an_editor_whose_daemon_dies_before_answering_initialize_is_initialized_
         if first.poll() is None:
             first.kill()
             first.wait(10)
+        if editor is not None:
+            editor.close()
+
+
+def test_a_client_whose_own_folder_is_not_open_gets_no_notes_of_another_clients_parent_folder(
+    tmp_path: Path, daemon_env: DaemonEnv
+) -> None:
+    """Client B has `parent/` open; client A only `parent/mine/`, whose store is refused (it names
+    the parent's store), so A's folder is never open in the daemon. A's `kb/related` and hover on
+    its own note must not be answered from B's root: that would show A notes of `parent/` outside
+    its folder (the same holds for the seconds before A's folder is open)."""
+    parent = make_workspace(tmp_path, "parent")
+    mine = parent / "mine"
+    mine.mkdir()
+    (mine / "ownership.md").write_text((parent / "rust" / "ownership.md").read_text(encoding="utf-8"), encoding="utf-8")
+    write_config(mine, store=store_of(parent))  # two roots on one store: the second is refused
+    other = LspSession([parent], tmp_path, env=daemon_env.env, name="parent", daemon=True)
+    editor: LspSession | None = None
+    try:
+        other.wait_ready()
+        editor = LspSession([mine], tmp_path, env=daemon_env.env, name="mine", daemon=True)
+        editor.wait_for(lambda: "store" in " ".join(editor.shown()) if editor else None, what="the store refusal")
+        params = {"uri": (mine / "ownership.md").as_uri(), "limit": 20}
+        try:
+            hits = editor.request("kb/related", params)["hits"]
+        except Exception as exc:  # refused like a note outside every open folder
+            assert "outside" in str(exc) or "not open" in str(exc), exc
+            hits = []
+        outside = [hit["uri"] for hit in hits if not hit["uri"].startswith(mine.as_uri() + "/")]
+        assert outside == [], "notes outside the client's folder"
+        assert other.request("kb/related", params)["hits"], "the parent's client still gets them"
+    finally:
+        other.close()
         if editor is not None:
             editor.close()

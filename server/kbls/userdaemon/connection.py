@@ -107,8 +107,22 @@ class ClientView:
         return False
 
     def _check(self, path: Path | str) -> None:
+        """:raises OutsideRootError: unless `path` is in this client's folders and the root that
+        would answer for it is too (not another client's folder above this one's, which answers
+        while this client's folder is not open: still opening, or refused)."""
         if not self.holds(path):
             raise OutsideRootError(f"{path} is outside every workspace folder")
+        try:
+            found = self.host.daemon.locate(path)
+        except OutsideRootError:
+            return  # the daemon refuses it itself
+        if not self._serves(found.root):
+            raise OutsideRootError(f"{path}: its workspace folder is not open (yet) in kbls")
+
+    def _serves(self, root: Root) -> bool:
+        """`root` is at or inside one of this client's folders (either spelled or resolved)."""
+        bases = [base for folder in self.folders() for base in _spellings(folder)]
+        return any(place.is_relative_to(base) for place in (root.folder, root.engine.root) for base in bases)
 
     def file_saved(self, path: Path | str) -> bool:
         return self.holds(path) and self.host.daemon.file_saved(path)
