@@ -86,7 +86,6 @@ export const BASE_SETTINGS = {
   "editor.hover.delay": 200,
   "editor.minimap.enabled": false,
   "window.restoreWindows": "none",
-  "files.exclude": { ".kbls-store": true },
 };
 
 /**

@@ -88,7 +88,7 @@ conn.onRequest("kb/related", (p) => {
 });
 conn.onRequest("kb/status", () => ({
   version: "0.0.0-fake", state: "ready", queue: 0, model: "fake", dimension: 3, embeddedSinceStart: 0, reusedSinceStart: 0,
-  roots: roots.map((r) => ({ uri: pathToFileURL(r).href, store: path.join(r, ".kbls-store"), storeBytes: 1234, files: new Set(chunks.filter((c) => c.root === r).map((c) => c.file)).size, chunks: chunks.length, model: "fake", dimension: 3, errors: [] })),
+  roots: roots.map((r) => ({ uri: pathToFileURL(r).href, store: `${r}-kbls`, storeBytes: 1234, files: new Set(chunks.filter((c) => c.root === r).map((c) => c.file)).size, chunks: chunks.length, model: "fake", dimension: 3, errors: [] })),
 }));
 conn.onRequest("kb/reindex", () => ({ queued: new Set(chunks.map((c) => c.file)).size }));
 conn.onRequest("textDocument/hover", (p) => {

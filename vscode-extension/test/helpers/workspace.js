@@ -115,9 +115,21 @@ function makeWorkspace(prefix = "kbls-ws-", { diary = false } = {}) {
     fs.mkdirSync(path.join(dir, path.dirname(DIARY.path)), { recursive: true });
     fs.writeFileSync(path.join(dir, DIARY.path), DIARY.text);
   }
-  fs.writeFileSync(path.join(dir, ".kbls.yaml"), "store: .kbls-store\n");
+  // The store beside the workspace, as a user writes it: a store inside the root is a config error.
+  fs.writeFileSync(path.join(dir, ".kbls.yaml"), `store: ../${path.basename(dir)}-kbls\n`);
+  stores.push(storeOf(dir));
   return dir;
 }
+
+/** The store folder of a workspace made by `makeWorkspace` (removed when the process exits). */
+function storeOf(dir) {
+  return `${dir}-kbls`;
+}
+
+const stores = [];
+process.on("exit", () => {
+  for (const store of stores) fs.rmSync(store, { recursive: true, force: true });
+});
 
 /** The 0-based line of the first line of `rel` matching `re`. */
 function lineOf(rel, re) {
@@ -127,4 +139,4 @@ function lineOf(rel, re) {
   return i;
 }
 
-module.exports = { NOTES, DIARY, makeWorkspace, lineOf };
+module.exports = { NOTES, DIARY, makeWorkspace, storeOf, lineOf };
