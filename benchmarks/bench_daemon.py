@@ -334,11 +334,13 @@ def build_workspace(chunks: int) -> Path:
 
     root = CACHE / f"ws-{chunks}"
     done = root / ".built"
-    if done.exists():
+    config = f"store: ../{root.name}-store\n"  # beside the root: a store inside it is a config error
+    if done.exists() and (root / ".kbls.yaml").read_text() == config:
         return root
     shutil.rmtree(root, ignore_errors=True)
+    shutil.rmtree(CACHE / f"{root.name}-store", ignore_errors=True)
     root.mkdir(parents=True)
-    (root / ".kbls.yaml").write_text("store: .kbls-store\n")
+    (root / ".kbls.yaml").write_text(config)
     corpus = _corpus()
     rng = random.Random(chunks)
     engine = Engine(root)
@@ -485,7 +487,7 @@ def phase_rss() -> dict:
     tmp = Path(tempfile.mkdtemp(prefix="kbls-bench-"))
     root = tmp / "fresh"
     root.mkdir()
-    (root / ".kbls.yaml").write_text("store: .kbls-store\n")
+    (root / ".kbls.yaml").write_text("store: ../fresh-store\n")  # in tmp, removed with it
     for rel, text in _corpus():
         path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
