@@ -172,7 +172,13 @@ def test_the_daemon_shows_the_error_and_serves_the_other_roots(
         status = session.wait_ready()
         assert [r.uri for r in status.roots] == [good.as_uri()]
         assert [h.path for h in session.search("moon sea bulges", mode="lexical").hits] == ["tides.md"]
+        if through_daemon:  # the CLI asks the running daemon, which has `good` open: still refused
+            env = dict(daemon_env.env, XDG_CACHE_HOME=str(tmp_path / "xdg-cache"))
+            for command in (["search", "moon"], ["status"]):
+                proc = run_kbls([*command, "--root", str(good), "--store", str(good / "sub")], tmp_path, env=env)
+                assert proc.returncode == 2 and f"--store {good / 'sub'}: the store folder" in proc.stderr, proc.stderr
     assert sorted(p.name for p in bad.iterdir()) == [CONFIG_FILE, "tides.md"]  # nothing was created
+    assert sorted(p.name for p in good.iterdir()) == [CONFIG_FILE, "tides.md"]
 
 
 @pytest.mark.mcp
