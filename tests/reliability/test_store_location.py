@@ -181,6 +181,24 @@ def test_the_daemon_shows_the_error_and_serves_the_other_roots(
     assert sorted(p.name for p in good.iterdir()) == [CONFIG_FILE, "tides.md"]
 
 
+def test_a_config_edited_to_a_store_inside_the_root_is_shown_and_the_root_keeps_its_store(tmp_path: Path) -> None:
+    """The daemon reopens a root when its `.kbls.yaml` changes: a store moved inside is refused
+    there too, and the root goes on with the store it had."""
+    root = tmp_path / "notes"
+    root.mkdir()
+    (root / "tides.md").write_text("# Tides\n\nThe moon pulls the sea into two bulges.\n")
+    store = write_config(root)
+    with LspSession([root], tmp_path) as session:
+        session.wait_ready()
+        (root / CONFIG_FILE).write_text("store: .kbls-store\n")
+        message = _refused_root_message(session, root)
+        assert "store: .kbls-store" in message, message
+        status = session.wait_ready()
+        assert [Path(r.store) for r in status.roots] == [store] and status.roots[0].files == 1
+        assert [h.path for h in session.search("moon sea bulges", mode="lexical").hits] == ["tides.md"]
+    assert not (root / ".kbls-store").exists()
+
+
 @pytest.mark.mcp
 def test_kbls_mcp_names_the_error_for_that_root(root: Path, tmp_path: Path) -> None:
     (root / CONFIG_FILE).write_text("store: .kbls-store\n")
