@@ -60,3 +60,38 @@ def test_mcp_answers_from_the_daemon_with_the_same_results(tmp_path: Path, daemo
     assert warm["search"]["hits"], warm
     assert warm["search_tagged"]["hits"], warm
     assert warm == cold
+
+
+def test_an_idle_mcp_session_does_not_keep_the_daemon_alive(tmp_path: Path, daemon_env: DaemonEnv) -> None:
+    """An agent host keeps `kbls mcp` running for hours; its link to the daemon must not keep a
+    daemon whose editors have all left (no root open, the model still loaded) alive forever."""
+    root = make_workspace(tmp_path, "notes")
+    env = {**daemon_env.env, "KBLS_DAEMON_IDLE_MINUTES": "0.05"}  # 3 s
+    params = StdioServerParameters(command=sys.executable, args=["-m", "kbls", "mcp", "--root", str(root)], env=env,
+                                   cwd=str(tmp_path))
+    editor = LspSession([root], tmp_path, env=env, daemon=True)
+    gone = False
+
+    async def main() -> None:
+        nonlocal gone
+        with (tmp_path / "mcp-stderr.log").open("a") as errlog:
+            async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
+                await session.initialize()
+                result = await session.call_tool("search", {"query": QUERY, "limit": 3})
+                assert not result.is_error, result.content
+                assert daemon_env.log().count(CLIENT_CONNECTED) == 2  # the editor's and the MCP server's
+                editor.close()  # the last editor leaves; the agent stays
+                with anyio.fail_after(120):
+                    while daemon_env.pid() is not None:
+                        await anyio.sleep(0.5)
+                gone = True
+                result = await session.call_tool("search", {"query": QUERY, "limit": 3})  # served in-process now
+                assert not result.is_error and result.structured_content, result.content
+
+    try:
+        editor.wait_ready()
+        anyio.run(main)
+    finally:
+        if editor.alive():
+            editor.close()
+    assert gone

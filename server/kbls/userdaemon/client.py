@@ -30,6 +30,8 @@ R = TypeVar("R")
 #: seconds to wait for any one answer; a daemon slower than this is skipped (the CLI works alone)
 ANSWER_TIMEOUT = 30.0
 MAX_HEADER = 8 * 1024
+#: seconds without a call after which `DaemonLink` closes its session (and so lets an idle daemon exit)
+LINK_IDLE = 15.0
 
 
 class DaemonUnavailable(Exception):
@@ -152,15 +154,21 @@ class DaemonLink:
     """A long-lived session with the daemon for a long-lived client (`kbls mcp`), thread-safe.
 
     Connects on first use and again after a failure (at most every `retry_seconds`); every call
-    answers None when no daemon is there, so the caller serves itself.
+    answers None when no daemon is there, so the caller serves itself. After `idle_seconds`
+    without a call it closes the session: a connected client keeps the daemon alive, and an
+    agent host keeps `kbls mcp` running for hours after the last editor (and its roots) left.
     """
 
-    def __init__(self, retry_seconds: float = 5.0) -> None:
+    def __init__(self, retry_seconds: float = 5.0, idle_seconds: float = LINK_IDLE) -> None:
         self.retry_seconds = retry_seconds
-        # Guards _client and _next_try (the MCP tools run in worker threads).
+        self.idle_seconds = idle_seconds
+        # Guards _client, _next_try, _last_use and _idle (the MCP tools run in worker threads,
+        # the idle check in a timer thread).
         self._lock = threading.Lock()
         self._client: DaemonClient | None = None
         self._next_try = 0.0
+        self._last_use = 0.0
+        self._idle: threading.Timer | None = None
 
     def ask(self, method: str, query: queries.RootQuery, reply_type: type[R]) -> R | None:
         """As `ask`, on this link's session. :raises KblsError: the daemon's `Failure`."""
@@ -179,10 +187,35 @@ class DaemonLink:
                 self._client = None
                 self._next_try = time.monotonic() + self.retry_seconds
                 return None
+            self._last_use = time.monotonic()
+            if self._idle is None:
+                self._arm_idle(self.idle_seconds)
         return _typed(method, result, reply_type)
+
+    def _arm_idle(self, delay: float) -> None:
+        """Check for idleness in `delay` seconds (the lock is held)."""
+        self._idle = threading.Timer(delay, self._idle_check)
+        self._idle.daemon = True
+        self._idle.start()
+
+    def _idle_check(self) -> None:
+        with self._lock:
+            self._idle = None
+            if self._client is None:
+                return
+            left = self._last_use + self.idle_seconds - time.monotonic()
+            if left > 0:
+                self._arm_idle(left)
+                return
+            log.info("no call for %.0f s: closing the session with the daemon", self.idle_seconds)
+            self._client.close()
+            self._client = None  # the next call connects again
 
     def close(self) -> None:
         with self._lock:
+            if self._idle is not None:
+                self._idle.cancel()
+                self._idle = None
             if self._client is not None:
                 self._client.close()
                 self._client = None
