@@ -1,10 +1,12 @@
 // What the tests of the bundled extension in the fake host share: an ExtensionContext with real
 // global storage and a globalState that can outlive one activation, every process the extension
-// spawns (so a test can check that none started, and end the ones left), and waitFor.
+// spawns (so a test can check that none started, and end the ones left), the extension loaded in
+// a fake host and cleaned up after the test (inFakeHost), and waitFor.
 const childProcess = require("node:child_process");
 const fs = require("node:fs");
 const os = require("node:os");
 const path = require("node:path");
+const { createHost, installVscode } = require("./fake-vscode");
 const { EXT_DIR } = require("./repo");
 
 const spawned = [];
@@ -66,6 +68,25 @@ async function disposeAll(ext, context) {
   }
 }
 
+/**
+ * The bundled extension, loaded afresh, in a fake host with these workspace folders and settings
+ * (not activated yet). After the test `t`: deactivated, its subscriptions disposed, the fake
+ * `vscode` module uninstalled, every spawned process ended, and the folders deleted.
+ */
+function inFakeHost(t, { folders, settings }) {
+  const host = createHost({ workspaceFolders: folders, settings });
+  const uninstall = installVscode(host);
+  const ext = loadExtension();
+  const context = makeContext(host);
+  t.after(async () => {
+    await disposeAll(ext, context);
+    uninstall();
+    killSpawned();
+    for (const folder of folders) fs.rmSync(folder, { recursive: true, force: true });
+  });
+  return { host, ext, context };
+}
+
 function waitFor(what, fn, ms = 60000, every = 100) {
   return new Promise((resolve, reject) => {
     const deadline = Date.now() + ms;
@@ -84,4 +105,4 @@ function waitFor(what, fn, ms = 60000, every = 100) {
   });
 }
 
-module.exports = { spawned, serversSpawned, killSpawned, memento, makeContext, loadExtension, disposeAll, waitFor };
+module.exports = { spawned, serversSpawned, killSpawned, memento, makeContext, loadExtension, disposeAll, inFakeHost, waitFor };

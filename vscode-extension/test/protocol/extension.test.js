@@ -6,38 +6,24 @@ const assert = require("node:assert/strict");
 const fs = require("node:fs");
 const path = require("node:path");
 const { pathToFileURL } = require("node:url");
-const { createHost, installVscode, Position, Selection } = require("../helpers/fake-vscode.js");
+const { Position, Selection } = require("../helpers/fake-vscode.js");
 const { makeWorkspace, lineOf, NOTES } = require("../helpers/workspace.js");
 const { KBLS, EXT_DIR, kblsAvailable } = require("../helpers/repo.js");
 
 const NOTE_COUNT = Object.keys(NOTES).length;
 
-const { killSpawned, makeContext, loadExtension, waitFor } = require("../helpers/extensionHost.js");
+const { inFakeHost, waitFor } = require("../helpers/extensionHost.js");
 const skip = kblsAvailable() ? false : `${KBLS} is missing (make venv)`;
 
 test("the bundled extension in a fake VS Code host, against the real server", { skip, timeout: 240000 }, async (t) => {
   const ws = makeWorkspace("kbls-ext-");
-  const host = createHost({
-    workspaceFolders: [ws],
+  const { host, ext, context } = inFakeHost(t, {
+    folders: [ws],
     settings: { "kbls.serverPath": KBLS, "kbls.search.debounceMs": 20, "kbls.trace.server": "off" },
   });
-  const uninstall = installVscode(host);
-  const ext = loadExtension();
-  const context = makeContext(host);
   const statusText = () => host.statusItems[0]?.text ?? "";
   const statusSeen = [];
   host.events.on("status", (s) => statusSeen.push(s));
-  t.after(async () => {
-    await Promise.race([ext.deactivate(), new Promise((r) => setTimeout(r, 10000))]);
-    for (const d of context.subscriptions) {
-      try {
-        d.dispose();
-      } catch {}
-    }
-    uninstall();
-    killSpawned();
-    fs.rmSync(ws, { recursive: true, force: true });
-  });
   const failWith = (e) => {
     throw new Error(`${e.message}\nstatus bar: ${statusText()}\nmessages: ${JSON.stringify(host.messages)}\noutput:\n${host.output.join("").slice(-3000)}`);
   };
@@ -208,22 +194,7 @@ test("multi-root: one server indexes every folder and search merges them", { ski
   // Folder b keeps only the travel note, folder a everything but it.
   fs.rmSync(path.join(a, "travel"), { recursive: true, force: true });
   for (const d of ["rust", "baking", "dev"]) fs.rmSync(path.join(b, d), { recursive: true, force: true });
-  const host = createHost({ workspaceFolders: [a, b], settings: { "kbls.serverPath": KBLS, "kbls.search.debounceMs": 20 } });
-  const uninstall = installVscode(host);
-  const ext = loadExtension();
-  const context = makeContext(host);
-  t.after(async () => {
-    await Promise.race([ext.deactivate(), new Promise((r) => setTimeout(r, 10000))]);
-    for (const d of context.subscriptions) {
-      try {
-        d.dispose();
-      } catch {}
-    }
-    uninstall();
-    killSpawned();
-    fs.rmSync(a, { recursive: true, force: true });
-    fs.rmSync(b, { recursive: true, force: true });
-  });
+  const { host, ext, context } = inFakeHost(t, { folders: [a, b], settings: { "kbls.serverPath": KBLS, "kbls.search.debounceMs": 20 } });
   await ext.activate(context);
   const statusText = () => host.statusItems[0]?.text ?? "";
   await waitFor(`"KB: ${NOTE_COUNT} notes" over both folders`, () => statusText().includes(`KB: ${NOTE_COUNT} notes`)).catch((e) => {

@@ -11,11 +11,11 @@ const path = require("node:path");
 const { pathToFileURL } = require("node:url");
 const kb = require("../../out/protocol.js");
 const { relatedRows, linkText } = require("../../out/relatedItems.js");
-const { createHost, installVscode, Position, Selection } = require("../helpers/fake-vscode.js");
+const { Position, Selection } = require("../helpers/fake-vscode.js");
 const { makeWorkspace, lineOf, DIARY } = require("../helpers/workspace.js");
 const { startServer, sender } = require("../helpers/server.js");
 const { KBLS, kblsAvailable } = require("../helpers/repo.js");
-const { killSpawned, makeContext, loadExtension, waitFor } = require("../helpers/extensionHost.js");
+const { inFakeHost, waitFor } = require("../helpers/extensionHost.js");
 
 const skip = kblsAvailable() ? false : `${KBLS} is missing (make venv)`;
 const MONDAY = lineOf(DIARY.path, /starter in the jar/);
@@ -55,23 +55,9 @@ test("the bundled extension: Related Notes view, selection commands and link fea
   const draft = "journal/draft.md";
   const draftText = "# Draft\n\nFeeding the jar of wild yeast with flour and water every morning keeps it lively. See [[\n\nBack to [[borrowing]] and [kyoto](../travel/kyoto.md).\n";
   fs.writeFileSync(path.join(ws, draft), draftText);
-  const host = createHost({
-    workspaceFolders: [ws],
+  const { host, ext, context } = inFakeHost(t, {
+    folders: [ws],
     settings: { "kbls.serverPath": KBLS, "kbls.trace.server": "messages", "kbls.related.debounceMs": 300 },
-  });
-  const uninstall = installVscode(host);
-  const ext = loadExtension();
-  const context = makeContext(host);
-  t.after(async () => {
-    await Promise.race([ext.deactivate(), new Promise((r) => setTimeout(r, 10000))]);
-    for (const d of context.subscriptions) {
-      try {
-        d.dispose();
-      } catch {}
-    }
-    uninstall();
-    killSpawned();
-    fs.rmSync(ws, { recursive: true, force: true });
   });
   const relatedSent = () => host.output.join("").split("Sending request 'kb/related").length - 1;
   const failWith = (e) => {

@@ -8,6 +8,7 @@ const { headingLines, sectionStart, RelatedFollower } = require("../../out/relat
 const { relatedRow, relatedRows, shortReason, shortReasons, detectLinkStyle, chooseLinkStyle, linkText, relativePath, selectionQuery } =
   require("../../out/relatedItems.js");
 const { MAX_QUERY_LENGTH } = require("../../out/protocol.js");
+const { fakeTimers, requestsByHand, tick } = require("../helpers/byHand.js");
 
 const NOTE = `---
 title: Diary
@@ -55,54 +56,18 @@ test("sectionStart: the last heading at or above the line, -1 above the first", 
   assert.equal(sectionStart([], 3), -1);
 });
 
-function fakeTimers() {
-  let next = 1;
-  const pending = new Map();
-  return {
-    setTimeout(fn, ms) {
-      const id = next++;
-      pending.set(id, { fn, ms });
-      return id;
-    },
-    clearTimeout(id) {
-      pending.delete(id);
-    },
-    flush() {
-      const all = [...pending.values()];
-      pending.clear();
-      for (const t of all) t.fn();
-    },
-    get size() {
-      return pending.size;
-    },
-    get delays() {
-      return [...pending.values()].map((p) => p.ms);
-    },
-  };
-}
-
 const place = (section, line = 0) => ({ uri: "file:///n/diary.md", position: { line, character: 0 }, sectionKey: `file:///n/diary.md#${section}` });
-const tick = () => new Promise((r) => setImmediate(r));
 
 /** A follower whose requests the test answers by hand. */
 function setup(debounceMs = 300) {
   const timers = fakeTimers();
-  const requests = [];
+  const { run, requests } = requestsByHand();
   const shown = [];
   const errors = [];
   const follower = new RelatedFollower({
     debounceMs,
     timers,
-    run(p, token) {
-      return new Promise((resolve, reject) => {
-        const r = { place: p, token, resolve, reject, cancelled: false };
-        token.onCancellationRequested(() => {
-          r.cancelled = true;
-          reject(Object.assign(new Error("cancelled"), { code: -32800 }));
-        });
-        requests.push(r);
-      });
-    },
+    run,
     onResults: (p, result) => shown.push({ key: p.sectionKey, result }),
     onError: (p, err) => errors.push({ key: p.sectionKey, err }),
   });
@@ -119,7 +84,7 @@ test("follower: moves are debounced; only the place where the cursor settled is 
   assert.equal(s.requests.length, 0, "nothing sent before the cursor settles");
   s.timers.flush();
   assert.equal(s.requests.length, 1);
-  assert.deepEqual(s.requests[0].place.position, { line: 10, character: 0 });
+  assert.deepEqual(s.requests[0].params.position, { line: 10, character: 0 });
   s.requests[0].resolve("bread");
   await tick();
   assert.deepEqual(s.shown, [{ key: place(9).sectionKey, result: "bread" }]);

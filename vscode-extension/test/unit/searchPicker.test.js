@@ -4,6 +4,7 @@ const assert = require("node:assert/strict");
 const { hitToItem, hitsToItems, oneLine, sectionOf, selectionForRange, emptyMessage, searchTitle, normalizeQuery, shouldRefresh, SearchController } =
   require("../../out/searchPicker.js");
 const { isCancellation } = require("../../out/protocol.js");
+const { fakeTimers, requestsByHand, tick } = require("../helpers/byHand.js");
 
 function hit(over = {}) {
   return {
@@ -102,41 +103,10 @@ test("hitsToItems keeps the server's order", () => {
 
 // --- SearchController -------------------------------------------------------------------------
 
-/** Manual timers so the debounce is deterministic. */
-function fakeTimers() {
-  let next = 1;
-  const pending = new Map();
-  return {
-    setTimeout(fn, ms) {
-      const id = next++;
-      pending.set(id, { fn, ms });
-      return id;
-    },
-    clearTimeout(id) {
-      pending.delete(id);
-    },
-    flush() {
-      const all = [...pending.values()];
-      pending.clear();
-      for (const t of all) t.fn();
-    },
-    get size() {
-      return pending.size;
-    },
-  };
-}
-
-function deferred() {
-  let resolve, reject;
-  const promise = new Promise((res, rej) => ((resolve = res), (reject = rej)));
-  return { promise, resolve, reject };
-}
-
-const tick = () => new Promise((r) => setImmediate(r));
-
-function makeController(overrides = {}) {
+/** A controller with manual timers, whose queries the test answers by hand (`calls`). */
+function makeController({ ignoresCancel = false } = {}) {
   const timers = fakeTimers();
-  const calls = [];
+  const { run, requests: calls } = requestsByHand({ ignoresCancel });
   const shown = [];
   const busy = [];
   const errors = [];
@@ -144,17 +114,11 @@ function makeController(overrides = {}) {
   const controller = new SearchController({
     debounceMs: 150,
     timers,
-    run(query, token) {
-      const d = deferred();
-      calls.push({ query, token, d });
-      token.onCancellationRequested(() => d.reject(Object.assign(new Error("cancelled"), { code: -32800 })));
-      return d.promise;
-    },
+    run,
     onResults: (q, r) => shown.push([q, r]),
     onCleared: () => cleared++,
     onError: (q, e) => errors.push([q, e]),
     onBusy: (b) => busy.push(b),
-    ...overrides,
   });
   return { controller, timers, calls, shown, busy, errors, cleared: () => cleared };
 }
@@ -165,8 +129,8 @@ test("typing is debounced: only the last value of a burst is sent", async () => 
   assert.equal(t.calls.length, 0, "nothing sent before the debounce fires");
   assert.equal(t.timers.size, 1, "one timer pending");
   t.timers.flush();
-  assert.deepEqual(t.calls.map((c) => c.query), ["owner"]);
-  t.calls[0].d.resolve({ hits: ["h"] });
+  assert.deepEqual(t.calls.map((c) => c.params), ["owner"]);
+  t.calls[0].resolve({ hits: ["h"] });
   await tick();
   assert.deepEqual(t.shown, [["owner", { hits: ["h"] }]]);
   assert.equal(t.busy.at(-1), false);
@@ -181,7 +145,7 @@ test("a new query cancels the request in flight", async () => {
   t.controller.update("second");
   assert.equal(first.token.isCancellationRequested, true, "superseded request cancelled at the keystroke");
   t.timers.flush();
-  t.calls[1].d.resolve({ hits: [2] });
+  t.calls[1].resolve({ hits: [2] });
   await tick();
   assert.deepEqual(t.shown.map((s) => s[0]), ["second"]);
   assert.equal(t.errors.length, 0, "a cancellation is not an error");
@@ -189,42 +153,30 @@ test("a new query cancels the request in flight", async () => {
 
 test("results never flicker back: a late answer to an older query is dropped", async () => {
   // A server that ignores cancellation and answers the old query after the new one.
-  const t = makeController({
-    run(query) {
-      const d = deferred();
-      t.calls.push({ query, d });
-      return d.promise;
-    },
-  });
+  const t = makeController({ ignoresCancel: true });
   t.controller.update("old");
   t.timers.flush();
   t.controller.update("new");
   t.timers.flush();
-  t.calls[1].d.resolve("new-results");
+  t.calls[1].resolve("new-results");
   await tick();
-  t.calls[0].d.resolve("old-results");
+  t.calls[0].resolve("old-results");
   await tick();
   assert.deepEqual(t.shown, [["new", "new-results"]]);
   assert.equal(t.controller.shownQuery, "new");
 });
 
 test("an older answer arriving first is dropped too, and busy stays on until the newest answers", async () => {
-  const t = makeController({
-    run(query) {
-      const d = deferred();
-      t.calls.push({ query, d });
-      return d.promise;
-    },
-  });
+  const t = makeController({ ignoresCancel: true });
   t.controller.update("a");
   t.timers.flush();
   t.controller.update("ab");
   t.timers.flush();
-  t.calls[0].d.resolve("a-results");
+  t.calls[0].resolve("a-results");
   await tick();
   assert.deepEqual(t.shown, []);
   assert.equal(t.busy.at(-1), true);
-  t.calls[1].d.resolve("ab-results");
+  t.calls[1].resolve("ab-results");
   await tick();
   assert.deepEqual(t.shown, [["ab", "ab-results"]]);
   assert.equal(t.busy.at(-1), false);
@@ -238,29 +190,23 @@ test("clearing the input cancels everything and shows the prompt", async () => {
   assert.equal(t.calls[0].token.isCancellationRequested, true);
   assert.equal(t.cleared(), 1);
   assert.equal(t.timers.size, 0);
-  t.calls[0].d.resolve("late");
+  t.calls[0].resolve("late");
   await tick();
   assert.deepEqual(t.shown, []);
 });
 
 test("errors of the current query are reported, of a superseded one are not", async () => {
-  const t = makeController({
-    run(query) {
-      const d = deferred();
-      t.calls.push({ query, d });
-      return d.promise;
-    },
-  });
+  const t = makeController({ ignoresCancel: true });
   t.controller.update("bad");
   t.timers.flush();
-  t.calls[0].d.reject(new Error("boom"));
+  t.calls[0].reject(new Error("boom"));
   await tick();
   assert.equal(t.errors.length, 1);
   assert.equal(t.errors[0][0], "bad");
   t.controller.update("old");
   t.timers.flush();
   t.controller.update("new");
-  t.calls[1].d.reject(new Error("late boom"));
+  t.calls[1].reject(new Error("late boom"));
   await tick();
   assert.equal(t.errors.length, 1);
 });
@@ -268,8 +214,8 @@ test("errors of the current query are reported, of a superseded one are not", as
 test("runNow skips the debounce (initial query) and dispose stops everything", async () => {
   const t = makeController();
   const done = t.controller.runNow("now");
-  assert.deepEqual(t.calls.map((c) => c.query), ["now"]);
-  t.calls[0].d.resolve("r");
+  assert.deepEqual(t.calls.map((c) => c.params), ["now"]);
+  t.calls[0].resolve("r");
   await done;
   assert.deepEqual(t.shown, [["now", "r"]]);
   t.controller.update("more");
@@ -283,7 +229,7 @@ test("query syntax passes through to the server untouched", async () => {
   const t = makeController();
   t.controller.update("tag:rust path:notes/** who owns");
   t.timers.flush();
-  assert.equal(t.calls[0].query, "tag:rust path:notes/** who owns");
+  assert.equal(t.calls[0].params, "tag:rust path:notes/** who owns");
 });
 
 test("isCancellation recognises the server's RequestCancelled and VS Code's Canceled", () => {
