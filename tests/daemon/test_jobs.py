@@ -210,3 +210,15 @@ def test_stop(running: bool) -> None:
         run(queue)
     assert queue.stop() is running
     assert queue.next(0.0) == Stop()
+
+
+def test_a_second_open_of_an_open_root_does_not_drop_its_running_job() -> None:
+    """An editor adding a folder that is open already asks for a plain open, which the worker
+    skips; the job running meanwhile (a save that failed) must still be retried."""
+    queue = queue_with(A)
+    queue.add(A, Job(files={"x.md"}))
+    run(queue)
+    queue.request_open(OpenRequest("file:///w/a", Path(A)))
+    assert queue.finish(Outcome.FAILED, 0.0) == FAIL_RETRY
+    assert queue.next(0.0) == RootChanges(opens=(OpenRequest("file:///w/a", Path(A)),), closes=())
+    assert run(queue, FAIL_RETRY).job.files == {"x.md"}

@@ -235,7 +235,7 @@ class JobQueue:
         if running is None:
             return None
         key, job = running.key, running.job
-        if running.abandoned or key not in self._open or key in self._changes:
+        if running.abandoned or key not in self._open or self._closing(key):
             return None
         if outcome is Outcome.DONE:
             self._failures.pop(key, None)
@@ -250,6 +250,11 @@ class JobQueue:
         self._retry_at[key] = now + delay
         self.add(key, job)
         return delay
+
+    def _closing(self, key: str) -> bool:
+        """A close or reopen of the root is pending (a plain open of an open root changes nothing)."""
+        change = self._changes.get(key, False)
+        return change is None or (isinstance(change, OpenRequest) and change.reopen)
 
     def failures(self, key: str) -> int:
         """Failed runs in a row for the root (0 after a success)."""
