@@ -132,13 +132,13 @@ class HybridSearcher:
                     cosine[rowid] = by_embedding[row.embedding_id]
         bm25 = dict(lexical)
         best_bm25 = max(bm25.values(), default=0.0)
+        coverage = words.chunk_coverages(rows[r] for r in bm25 if r in rows) if words is not None else {}
         out = []
         for rowid, row in rows.items():
             sem = semantic_confidence(cosine[rowid]) if rowid in cosine else 0.0
             lex = 0.0
             if words is not None and rowid in bm25:
-                coverage = words.coverage(row.path, row.title, row.breadcrumb, row.body)
-                lex = lexical_confidence(coverage, bm25[rowid], best_bm25)
+                lex = lexical_confidence(coverage[rowid], bm25[rowid], best_bm25)
             score = sem if mode == Mode.SEMANTIC else lex if mode == Mode.LEXICAL else self.weights.fuse(sem, lex)
             out.append(Scored(row, sem, lex, score, Signals(sem_rank.get(rowid), lex_rank.get(rowid))))
         out.sort(key=lambda s: (-s.score, s.row.id))

@@ -14,10 +14,13 @@ from __future__ import annotations
 
 import math
 import re
+from bisect import bisect_right
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from kbls.query.filters import Filters
 from kbls.query.syntax import content_terms, fts_match, number_forms, query_terms
+from kbls.storage.records import ChunkRow
 from kbls.storage.store import Store
 
 #: a token as FTS5's unicode61 tokenizer sees it: letters and digits; `_` and punctuation split.
@@ -26,27 +29,96 @@ _TOKEN = re.compile(r"[^\W_]+")
 MIN_PREFIX_CHARS = 3
 
 
-def _holds_token(text: str, token: str) -> bool:
-    """Whether lowercased `text` holds `token` as a whole FTS5 token: `str.find` (C) up to the
-    first whole occurrence; a regex alternation with a Python look at every occurrence's
-    neighbours cost a third more, tokenizing the whole text ten times more."""
-    start = text.find(token)
-    while start >= 0:
-        end = start + len(token)
-        if (start == 0 or not text[start - 1].isalnum()) and (end == len(text) or not text[end].isalnum()):
-            return True
-        start = text.find(token, end)
-    return False
+#: the one character that `str.lower` makes two ("İ" -> "i̇"): text without it keeps its offsets.
+_LONGER_IN_LOWER_CASE = "\u0130"
 
 
-def _holds_prefix(text: str, prefix: str) -> bool:
-    """Whether lowercased `text` holds a token that starts with `prefix`."""
-    start = text.find(prefix)
-    while start >= 0:
-        if start == 0 or not text[start - 1].isalnum():
-            return True
-        start = text.find(prefix, start + 1)
-    return False
+class _Candidates:
+    """The lowercased texts of a query's candidates, joined into one string, so that each query
+    word is looked for with `str.find` (C) over all of them at once: after a candidate's first
+    whole occurrence the search jumps to the next candidate, and candidates without the word cost
+    no Python at all. Testing every word in every candidate's own text cost a Python call per
+    (candidate, word): three quarters of the coverage's time, about 0.6 ms a query of 130
+    candidates (docs/benchmarks.md, "Query cost before and after issue 10").
+
+    The texts are joined by a newline, which is no token character: a candidate's first and last
+    token are whole exactly when they are in the candidate's own text."""
+
+    def __init__(self, candidates: Sequence[Sequence[str]]) -> None:
+        """`candidates`: each candidate's texts, joined by a newline as `QueryWords.coverage`
+        joins them."""
+        texts = ["\n".join(parts) for parts in candidates]
+        joined = "\n".join(texts)
+        if _LONGER_IN_LOWER_CASE in joined:
+            texts = [one.lower() for one in texts]
+            joined = "\n".join(texts)
+        else:  # lowercasing keeps every offset: once for all
+            joined = joined.lower()
+        self.text = joined
+        #: where each candidate's text starts in `text`, in order.
+        self.starts: list[int] = []
+        at = 0
+        for one in texts:
+            self.starts.append(at)
+            at += len(one) + 1
+        self._holding: dict[str, set[int]] = {}
+
+    def holding_token(self, token: str) -> set[int]:
+        """Indexes of the candidates that hold `token` (letters and digits only) as a whole
+        token. After an occurrence inside a longer token the search goes on after its end: no
+        whole occurrence can start inside it, as the character before would be a token one."""
+        found = self._holding.get(token)
+        if found is not None:
+            return found
+        text, starts, size = self.text, self.starts, len(token)
+        last = len(text)
+        found = set()
+        at = text.find(token)
+        while at >= 0:
+            end = at + size
+            if (at == 0 or not text[at - 1].isalnum()) and (end == last or not text[end].isalnum()):
+                index = bisect_right(starts, at) - 1
+                found.add(index)
+                if index + 1 == len(starts):
+                    break
+                at = text.find(token, starts[index + 1])
+            else:
+                at = text.find(token, end)
+        self._holding[token] = found
+        return found
+
+    def holding_prefix(self, prefix: str) -> set[int]:
+        """Indexes of the candidates that hold a token starting with `prefix`."""
+        text, starts = self.text, self.starts
+        found: set[int] = set()
+        at = text.find(prefix)
+        while at >= 0:
+            if at == 0 or not text[at - 1].isalnum():
+                index = bisect_right(starts, at) - 1
+                found.add(index)
+                if index + 1 == len(starts):
+                    break
+                at = text.find(prefix, starts[index + 1])
+            else:
+                at = text.find(prefix, at + 1)
+        return found
+
+
+#: candidates are looked through in blocks of about this many characters: a block stays in
+#: the CPU's first-level cache while each word is looked for in it.
+BLOCK_CHARS = 16_000
+
+
+def _blocks(candidates: Sequence[Sequence[str]]) -> Iterable[Sequence[Sequence[str]]]:
+    """Consecutive slices of `candidates` of about BLOCK_CHARS characters each."""
+    start = size = 0
+    for end, texts in enumerate(candidates, 1):
+        size += sum(map(len, texts))
+        if size >= BLOCK_CHARS:
+            yield candidates[start:end]
+            start, size = end, 0
+    if start < len(candidates):
+        yield candidates[start:]
 
 
 @dataclass(frozen=True)
@@ -61,13 +133,18 @@ class Word:
     compounds: tuple[tuple[str, ...], ...]
     weight: float
 
-    def found_in(self, text: str) -> bool:
-        """Whether lowercased `text` holds one of the word's spellings (a C substring test
-        first: this runs for every word of every candidate)."""
+    def holders(self, candidates: _Candidates, prefix: str | None) -> set[int]:
+        """Indexes of the `candidates` that hold one of the word's spellings, or (`prefix`: the
+        word is the query's last, maybe still being typed) a token that starts with it."""
+        found: set[int] = set()
         for token in self.tokens:
-            if token in text and _holds_token(text, token):
-                return True
-        return any(all(t in text and _holds_token(text, t) for t in compound) for compound in self.compounds)
+            if prefix is None or not token.startswith(prefix):  # (the prefix finds those anyway)
+                found |= candidates.holding_token(token)
+        for compound in self.compounds:
+            found |= set.intersection(*(candidates.holding_token(t) for t in compound))
+        if prefix is not None:
+            found |= candidates.holding_prefix(prefix)
+        return found
 
 
 @dataclass(frozen=True)
@@ -87,16 +164,18 @@ class QueryWords:
     def of(cls, text: str, store: Store) -> QueryWords:
         terms = content_terms(text)
         parts = {term: tuple(_TOKEN.findall(term)) for term in terms}
-        candidates = {term: number_forms(term) for term in terms if parts[term] == (term,)}
         tokens = {token for split in parts.values() for token in split}
         chunks = max(store.chunk_count(), 1)
-        docs = store.term_doc_counts(tokens | {f for forms in candidates.values() for f in forms})
+        docs = store.term_doc_counts(tokens)
         # A word the notes never spell as typed is looked for in its other number: "trains"
-        # finds the note about the bullet train. A word they do spell as typed stays as typed.
-        forms = {
-            term: tuple(f for f in found if docs.get(f, 0))
-            for term, found in candidates.items() if not docs.get(term, 0)
+        # finds the note about the bullet train. A word they do spell as typed stays as typed,
+        # so only the other spellings of those are counted (counting walks a term's whole
+        # posting list in FTS5: a common plural such as "files" cost as much as its word).
+        candidates = {
+            term: number_forms(term) for term in terms if parts[term] == (term,) and not docs.get(term, 0)
         }
+        docs.update(store.term_doc_counts({f for forms in candidates.values() for f in forms} - tokens))
+        forms = {term: tuple(f for f in found if docs.get(f, 0)) for term, found in candidates.items()}
         forms = {term: found for term, found in forms.items() if found}
 
         def idf(count: int) -> float:
@@ -120,14 +199,41 @@ class QueryWords:
     def coverage(self, *texts: str) -> float:
         """Share (0..1) of the query's content-word weight that `texts` contain as whole tokens
         (the last word, `prefix`, also as the start of one)."""
+        return self.coverages([texts])[0]
+
+    def chunk_coverages(self, rows: Iterable[ChunkRow]) -> dict[int, float]:
+        """The `coverage` of each chunk's path, title, breadcrumb and body, by chunk rowid."""
+        listed = list(rows)
+        shares = self.coverages([(row.path, row.title, row.breadcrumb, row.body) for row in listed])
+        return {row.id: share for row, share in zip(listed, shares, strict=True)}
+
+    def coverages(self, candidates: Sequence[Sequence[str]]) -> list[float]:
+        """The `coverage` of each candidate's texts, all looked through at once (`_Candidates`)."""
         if self.total <= 0:
-            return 0.0
-        text = "\n".join(texts).lower()
-        found = 0.0
-        for word in self.words:
-            if word.found_in(text) or (word.term == self.prefix and _holds_prefix(text, word.term)):
-                found += word.weight
-        return found / self.total
+            return [0.0] * len(candidates)
+        masks: list[int] = []
+        for block in _blocks(candidates):
+            joined = _Candidates(block)
+            held = [0] * len(block)
+            for bit, word in enumerate(self.words):
+                flag = 1 << bit
+                for index in word.holders(joined, self.prefix if word.term == self.prefix else None):
+                    held[index] |= flag
+            masks += held
+        # The share of each set of found words, summed in the words' order as one candidate's
+        # would be: few distinct sets, and the same float whichever way a chunk is measured.
+        shares: dict[int, float] = {}
+        out = []
+        for mask in masks:
+            share = shares.get(mask)
+            if share is None:
+                found = 0.0
+                for bit, word in enumerate(self.words):
+                    if mask >> bit & 1:
+                        found += word.weight
+                share = shares[mask] = found / self.total
+            out.append(share)
+        return out
 
 
 class LexicalRanker:
