@@ -118,3 +118,28 @@ def test_a_client_whose_own_folder_is_not_open_gets_no_notes_of_another_clients_
         other.close()
         if editor is not None:
             editor.close()
+
+
+def test_a_cli_query_before_the_first_editor_does_not_decide_the_daemons_options(
+    tmp_path: Path, daemon_env: DaemonEnv
+) -> None:
+    """The daemon keeps the first client's `initializationOptions`; a `kbls status` (or `kbls mcp`)
+    that reaches it first has none and must not count as that client, or the editor's options
+    would be ignored with a warning."""
+    root = make_workspace(tmp_path, "notes")
+    daemon = subprocess.Popen([str(KBLS), "daemon"], env=daemon_env.env, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while not daemon_env.sockets() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        cli = subprocess.run([str(KBLS), "status", "--root", str(root)], env=daemon_env.env, capture_output=True,
+                             text=True, timeout=120)
+        assert cli.returncode == 0, cli.stderr
+        assert daemon_env.log().count("a client connected") == 1, daemon_env.log()  # the CLI asked the daemon
+        with LspSession([root], tmp_path, env=daemon_env.env, daemon=True, init_options={"search": {"limit": 1}}) as editor:
+            editor.wait_ready()
+            assert len(editor.search("rust ownership borrowing").hits) == 1  # 3 with the default limit
+            assert not [text for text in editor.shown() if "initializationOptions" in text], editor.shown()
+    finally:
+        daemon.terminate()
+        daemon.wait(30)

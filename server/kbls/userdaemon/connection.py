@@ -57,6 +57,7 @@ class ClientView:
         # Guards _folders: changed on the event loop, read by the search and query threads.
         self._lock = threading.Lock()
         self._folders: dict[str, Path] = {}
+        self._overrides: dict[str, Any] | None = None
 
     def folders(self) -> list[Path]:
         with self._lock:
@@ -64,11 +65,15 @@ class ClientView:
 
     # -- lifecycle -------------------------------------------------------------------------
     def configure(self, overrides: dict[str, Any] | None) -> None:
-        warning = self.host.configure(overrides)
-        if warning and self.server is not None:
-            self.server.show_message(logging.WARNING, warning)
+        """Kept until `start`: only a client that serves folders configures the shared daemon
+        (the CLI's and `kbls mcp`'s sessions name none and must not decide the options)."""
+        self._overrides = overrides
 
     def start(self, folders: list[tuple[str, Path]]) -> None:
+        if folders:
+            warning = self.host.configure(self._overrides)
+            if warning and self.server is not None:
+                self.server.show_message(logging.WARNING, warning)
         for uri, path in folders:
             self.add_root(uri, path)
         if self.server is not None:  # the daemon may be ready already: no change would tell this client
