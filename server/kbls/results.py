@@ -62,3 +62,22 @@ class RootStatus(msgspec.Struct, kw_only=True):
     dimension: int
     sqlite: SqliteInfo
     errors: list[Skipped]
+
+
+class TagCount(msgspec.Struct, frozen=True):
+    """A tag (lowercase, no `#`) and how many indexed notes carry it (`kb/tags`)."""
+
+    name: str
+    count: int
+
+
+class NoteSummary(msgspec.Struct, frozen=True):
+    """A note as a listing shows it (`kb/notes`)."""
+
+    path: str
+    title: str
+    #: the file's modification time when it was indexed, in nanoseconds since the epoch.
+    modified_ns: int
+    tags: list[str]
+    #: the first lines of prose of its first chunk, on one line.
+    snippet: str

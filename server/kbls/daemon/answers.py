@@ -16,8 +16,7 @@ from typing import Literal, Protocol
 from kbls.errors import KblsError
 from kbls.limits import Mode
 from kbls.query.filters import Filters
-from kbls.results import Hit, RootStatus
-from kbls.retrieval.listing import NoteSummary, TagCount
+from kbls.results import Hit, NoteSummary, RootStatus, TagCount
 
 log = logging.getLogger(__name__)
 

@@ -13,7 +13,7 @@ from typing import Protocol, TypeVar
 from kbls.daemon.answers import IndexState, NotesAnswer, NotesRequest, RootNote, TagsAnswer
 from kbls.daemon.roots import Root
 from kbls.query.filters import Filters
-from kbls.retrieval.listing import TagCount
+from kbls.results import TagCount
 from kbls.storage.records import ListedFile
 
 T = TypeVar("T")

@@ -9,37 +9,16 @@ answer for them (as in search).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from kbls.query.filters import Filters
 from kbls.query.globs import check_glob
+from kbls.results import NoteSummary, TagCount
 from kbls.retrieval.snippet import make_snippet
 from kbls.storage.records import ListedFile
 from kbls.storage.store import Store
 
 #: the largest integer SQLite binds.
 SQLITE_MAX_INT = 2**63 - 1
-
-
-@dataclass(frozen=True)
-class TagCount:
-    """A tag (lowercase, no `#`) and how many indexed notes carry it."""
-
-    name: str
-    count: int
-
-
-@dataclass(frozen=True)
-class NoteSummary:
-    """A note as a listing shows it."""
-
-    path: str
-    title: str
-    #: the file's modification time when it was indexed, in nanoseconds since the epoch.
-    modified_ns: int
-    tags: list[str]
-    #: the first lines of prose of its first chunk, on one line.
-    snippet: str
 
 
 def tag_prefix(prefix: str) -> str:
