@@ -186,3 +186,22 @@ def test_a_daemon_started_while_the_last_one_is_still_stopping_takes_over(
         finally:
             new.terminate()
             new.wait(30)
+
+
+def test_an_idle_time_of_zero_still_serves_the_editor_that_started_the_daemon(
+    tmp_path: Path, daemon_env: DaemonEnv
+) -> None:
+    """`KBLS_DAEMON_IDLE_MINUTES=0` (exit as soon as the last client leaves) must not make the
+    daemon exit before its first client connects: the relay waited a minute, then served in-process."""
+    root = make_workspace(tmp_path, "notes")
+    env = {**daemon_env.env, "KBLS_DAEMON_IDLE_MINUTES": "0"}
+    started = time.monotonic()
+    with LspSession([root], tmp_path, env=env, daemon=True, log_level="INFO") as editor:
+        editor.wait_ready()
+        assert time.monotonic() - started < 45, "the relay waited for a daemon that had gone"
+        assert "relaying to the kbls daemon" in editor.log_file.read_text()
+        assert daemon_env.pid() is not None
+    deadline = time.monotonic() + 30
+    while daemon_env.pid() is not None and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert daemon_env.pid() is None  # and it leaves with its last client

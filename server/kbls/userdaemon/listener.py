@@ -27,6 +27,9 @@ from kbls.userdaemon.host import SharedDaemon
 log = logging.getLogger(__name__)
 
 _UCRED = struct.Struct("3i")  # struct ucred: pid, uid, gid
+#: seconds a new daemon waits for its first client whatever the idle time (the relay that
+#: started it connects as soon as the socket is there)
+FIRST_CLIENT_GRACE = 60.0
 
 
 class SocketLike(Protocol):
@@ -87,7 +90,9 @@ class SocketServer:
     async def serve(self) -> None:
         self._stopped = asyncio.Event()
         server = await asyncio.start_unix_server(self._connection, sock=self.sock)
-        self._arm_idle()
+        # Whoever started the daemon connects within moments: an idle time shorter than that
+        # (even 0, "exit with the last client") must not end the daemon before its first client.
+        self._arm_idle(max(self.idle_seconds, FIRST_CLIENT_GRACE))
         try:
             await self._stopped.wait()
         finally:
@@ -97,14 +102,15 @@ class SocketServer:
         if self._stopped is not None:
             self._stopped.set()
 
-    def _arm_idle(self) -> None:
+    def _arm_idle(self, seconds: float | None = None) -> None:
         if self._idle is not None:
             self._idle.cancel()
-        self._idle = asyncio.get_running_loop().call_later(self.idle_seconds, self._idle_out)
+        delay = self.idle_seconds if seconds is None else seconds
+        self._idle = asyncio.get_running_loop().call_later(delay, self._idle_out)
 
     def _idle_out(self) -> None:
         if self.clients == 0:
-            log.info("no client for %.0f s: stopping", self.idle_seconds)
+            log.info("no client for the idle time (%.0f s): stopping", self.idle_seconds)
             self.stop()
 
     async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
