@@ -17,6 +17,7 @@ import re
 from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from itertools import accumulate, chain
 
 from kbls.query.filters import Filters
 from kbls.query.syntax import content_terms, fts_match, number_forms, query_terms
@@ -29,6 +30,8 @@ _TOKEN = re.compile(r"[^\W_]+")
 MIN_PREFIX_CHARS = 3
 
 
+#: tokens of at most this many characters are looked for by a pattern (`_Joined._holding_short`).
+SHORT_TOKEN_CHARS = 2
 #: the one character that `str.lower` makes two ("İ" -> "i̇"): text without it keeps its offsets.
 _LONGER_IN_LOWER_CASE = "\u0130"
 
@@ -44,23 +47,19 @@ class _Candidates:
     The texts are joined by a newline, which is no token character: a candidate's first and last
     token are whole exactly when they are in the candidate's own text."""
 
-    def __init__(self, candidates: Sequence[Sequence[str]]) -> None:
+    def __init__(self, candidates: Sequence[Sequence[str]], sizes: Sequence[int]) -> None:
         """`candidates`: each candidate's texts, joined by a newline as `QueryWords.coverage`
-        joins them."""
-        texts = ["\n".join(parts) for parts in candidates]
-        joined = "\n".join(texts)
+        joins them; `sizes`: their lengths, a newline after each text included."""
+        joined = "\n".join(chain.from_iterable(candidates))
         if _LONGER_IN_LOWER_CASE in joined:
-            texts = [one.lower() for one in texts]
-            joined = "\n".join(texts)
+            lowered = ["\n".join(parts).lower() for parts in candidates]
+            joined = "\n".join(lowered)
+            sizes = [len(one) + 1 for one in lowered]
         else:  # lowercasing keeps every offset: once for all
             joined = joined.lower()
         self.text = joined
         #: where each candidate's text starts in `text`, in order.
-        self.starts: list[int] = []
-        at = 0
-        for one in texts:
-            self.starts.append(at)
-            at += len(one) + 1
+        self.starts = list(accumulate(sizes[:-1], initial=0))[: len(sizes)]
         self._holding: dict[str, set[int]] = {}
 
     def holding_token(self, token: str) -> set[int]:
@@ -69,6 +68,9 @@ class _Candidates:
         whole occurrence can start inside it, as the character before would be a token one."""
         found = self._holding.get(token)
         if found is not None:
+            return found
+        if len(token) <= SHORT_TOKEN_CHARS:
+            found = self._holding[token] = self._holding_short(token)
             return found
         text, starts, size = self.text, self.starts, len(token)
         last = len(text)
@@ -85,6 +87,23 @@ class _Candidates:
             else:
                 at = text.find(token, end)
         self._holding[token] = found
+        return found
+
+    def _holding_short(self, token: str) -> set[int]:
+        """`holding_token` for a token of a letter or two ("s" of "what's"), which is inside
+        most words: a pattern that checks both neighbours in C, so only whole occurrences
+        cost a Python step."""
+        escaped = re.escape(token)
+        search = re.compile(f"{escaped}(?<![^\\W_]{escaped})(?![^\\W_])").search
+        text, starts = self.text, self.starts
+        found: set[int] = set()
+        match = search(text)
+        while match is not None:
+            index = bisect_right(starts, match.start()) - 1
+            found.add(index)
+            if index + 1 == len(starts):
+                break
+            match = search(text, starts[index + 1])
         return found
 
     def holding_prefix(self, prefix: str) -> set[int]:
@@ -109,16 +128,16 @@ class _Candidates:
 BLOCK_CHARS = 16_000
 
 
-def _blocks(candidates: Sequence[Sequence[str]]) -> Iterable[Sequence[Sequence[str]]]:
-    """Consecutive slices of `candidates` of about BLOCK_CHARS characters each."""
-    start = size = 0
-    for end, texts in enumerate(candidates, 1):
-        size += sum(map(len, texts))
-        if size >= BLOCK_CHARS:
-            yield candidates[start:end]
-            start, size = end, 0
-    if start < len(candidates):
-        yield candidates[start:]
+def _blocks(sizes: Sequence[int]) -> Iterable[slice]:
+    """Consecutive slices of candidates of `sizes` characters, about BLOCK_CHARS each."""
+    start = total = 0
+    for end, size in enumerate(sizes, 1):
+        total += size
+        if total >= BLOCK_CHARS:
+            yield slice(start, end)
+            start, total = end, 0
+    if start < len(sizes):
+        yield slice(start, len(sizes))
 
 
 @dataclass(frozen=True)
@@ -211,15 +230,20 @@ class QueryWords:
         """The `coverage` of each candidate's texts, all looked through at once (`_Candidates`)."""
         if self.total <= 0:
             return [0.0] * len(candidates)
-        masks: list[int] = []
-        for block in _blocks(candidates):
-            joined = _Candidates(block)
-            held = [0] * len(block)
+        # ASCII candidates apart from the others: one "é" or emoji in a joined block makes
+        # Python store all of it with two or four bytes a character, and lowercase it ten
+        # times slower.
+        plain = [all(map(str.isascii, texts)) for texts in candidates]
+        order = [i for i, one in enumerate(plain) if one] + [i for i, one in enumerate(plain) if not one]
+        ordered = [candidates[i] for i in order]
+        sizes = [sum(map(len, texts)) + len(texts) for texts in ordered]  # (with the newlines)
+        masks = [0] * len(candidates)
+        for block in _blocks(sizes):
+            joined = _Candidates(ordered[block], sizes[block])
             for bit, word in enumerate(self.words):
                 flag = 1 << bit
                 for index in word.holders(joined, self.prefix if word.term == self.prefix else None):
-                    held[index] |= flag
-            masks += held
+                    masks[order[block.start + index]] |= flag
         # The share of each set of found words, summed in the words' order as one candidate's
         # would be: few distinct sets, and the same float whichever way a chunk is measured.
         shares: dict[int, float] = {}
