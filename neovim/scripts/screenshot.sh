@@ -44,10 +44,10 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# The fixture notes, their store inside the copy, a day apart in a fixed order (the notes listing
-# shows dates); indexed before the editor opens.
+# The fixture notes, their store beside the copy (inside the root is a config error), a day apart
+# in a fixed order (the notes listing shows dates); indexed before the editor opens.
 cp -r "$repo/tests/fixtures/notes" "$tmp/notes"
-printf 'store: .kbls-store\n' >"$tmp/notes/.kbls.yaml"
+printf 'store: ../notes-kbls\n' >"$tmp/notes/.kbls.yaml"
 day=1
 for note in travel/packing.txt meeting-notes.rst cooking/pasta.md travel/japan.md rust/borrowing.md \
   cooking/sourdough.md rust/ownership.md; do
