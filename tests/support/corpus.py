@@ -39,7 +39,7 @@ def store_of(root: Path) -> Path:
 def write_config(root: Path, store: str | Path | None = None, extra: str = "") -> Path:
     """`.kbls.yaml` in `root` naming its store, plus `extra` (dedented) settings; returns the store
     folder. The default store is `store_of(root)`, written relative (`../<root>-kbls`) as a user
-    would, so a copy of the root gets a store of its own."""
+    would."""
     setting = f"../{root.resolve().name}-kbls" if store is None else str(store)
     (root / ".kbls.yaml").write_text(f"store: {setting}\n" + textwrap.dedent(extra), encoding="utf-8")
     return store_of(root) if store is None else (root / store).resolve()
