@@ -28,21 +28,20 @@ from kbls.storage.store import Store
 _TOKEN = re.compile(r"[^\W_]+")
 #: the last query word also matches as a prefix (see `fts_match`) from this length on.
 MIN_PREFIX_CHARS = 3
-
-
-#: tokens of at most this many characters are looked for by a pattern (`_Joined._holding_short`).
+#: tokens of at most this many characters are looked for by a pattern (`_Candidates._holding_short`).
 SHORT_TOKEN_CHARS = 2
 #: the one character that `str.lower` makes two ("İ" -> "i̇"): text without it keeps its offsets.
 _LONGER_IN_LOWER_CASE = "\u0130"
 
 
 class _Candidates:
-    """The lowercased texts of a query's candidates, joined into one string, so that each query
-    word is looked for with `str.find` (C) over all of them at once: after a candidate's first
-    whole occurrence the search jumps to the next candidate, and candidates without the word cost
-    no Python at all. Testing every word in every candidate's own text cost a Python call per
-    (candidate, word): three quarters of the coverage's time, about 0.6 ms a query of 130
-    candidates (docs/benchmarks.md, "Query cost before and after issue 10").
+    """The lowercased texts of some of a query's candidates, joined into one string, so that
+    each query word is looked for with `str.find` (C) over all of them at once: after a
+    candidate's first whole occurrence the search jumps to the next candidate, and candidates
+    without the word cost no Python at all. Testing every word in every candidate's own text
+    cost Python calls per (candidate, word), about 900 of them a query (130 candidates, 7
+    words); what is left is mostly `str.find` reading the text once per word
+    (docs/benchmarks.md, "Query cost before and after issue 10").
 
     The texts are joined by a newline, which is no token character: a candidate's first and last
     token are whole exactly when they are in the candidate's own text."""
