@@ -233,3 +233,25 @@ def test_without_root_arguments_or_client_roots_the_working_folder_is_the_root(k
         assert note["text"] == "---"
 
     _session(kb, [], scenario, cwd=kb["root"])
+
+
+def test_a_store_rebuilt_while_the_server_runs_is_read_anew(tmp_path: Path) -> None:
+    """`kbls index --rebuild` (or a daemon that rebuilds a damaged store) puts a new store file in
+    place of the one `kbls mcp` opened; the server kept reading the old, deleted file and never
+    saw a note indexed since (issue 14: a replaced store must be noticed)."""
+    root, store, cache = tmp_path / "notes", tmp_path / "store", tmp_path / "cache"
+    shutil.copytree(FIXTURES / "rust", root)
+    env = _env(cache)
+    _kbls("index", "--root", str(root), "--store", str(store), env=env)
+    kb = {"cache": cache, "base": tmp_path}
+    query = {"query": "sourdough levain starter", "mode": "lexical"}
+
+    async def scenario(session: ClientSession) -> None:
+        assert not _ok(await session.call_tool("search", query))["hits"]
+        (root / "bread.md").write_text("# Bread\n\nFeed the sourdough levain starter twice a day.\n")
+        await anyio.to_thread.run_sync(lambda: _kbls("index", "--root", str(root), "--store", str(store), "--rebuild", env=env))
+        hits = _ok(await session.call_tool("search", query))["hits"]
+        assert [hit["path"] for hit in hits] == ["bread.md"]
+        assert _ok(await session.call_tool("status", {}))["roots"][0]["files"] == 3
+
+    _session(kb, ["--root", str(root), "--store", str(store)], scenario)

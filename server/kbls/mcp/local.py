@@ -5,7 +5,8 @@ reported with "run `kbls index`", and a store that exists is opened read-only (`
 True)`: SQLite `mode=ro`; an old schema or a damaged store is an error for the user to fix with
 `kbls index`, not repaired here). Engines are opened on first use and kept; roots with the same
 model share one loaded model. The store of an editor's daemon may change meanwhile: the engine
-reads committed changes.
+reads committed changes, and a store file deleted or replaced since (`kbls index --rebuild`, a
+daemon rebuilding a damaged store) is noticed at the next call and opened anew.
 """
 
 from __future__ import annotations
@@ -49,8 +50,11 @@ class LocalBackend(NotesBackend):
         root = root.resolve()
         with self._lock:
             engine = self._engines.get(root)
-            if engine is not None:
+            if engine is not None and not engine.store.replaced():
                 return engine
+            if engine is not None:  # deleted or rebuilt since: it would read the old file forever
+                del self._engines[root]
+                engine.close()
             config, _ = load_config(root)
             store_dir = self._store_dir(root, config)
             if not (store_dir / STORE_FILE).is_file():
