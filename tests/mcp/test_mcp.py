@@ -21,7 +21,9 @@ from typing import Any
 import anyio
 import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp.client.context import ClientRequestContext
 from mcp.types import CallToolResult, ListRootsResult, Root
+from pydantic import FileUrl
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures" / "notes"
@@ -87,8 +89,8 @@ def _session(
         command=sys.executable, args=["-m", "kbls", "mcp", *args], env=_env(kb["cache"]), cwd=str(cwd or kb["base"])
     )
 
-    async def list_roots(_context: Any) -> ListRootsResult:
-        return ListRootsResult(roots=[Root(uri=path.as_uri(), name=path.name) for path in roots or []])
+    async def list_roots(context: ClientRequestContext) -> ListRootsResult:
+        return ListRootsResult(roots=[Root(uri=FileUrl(path.as_uri()), name=path.name) for path in roots or []])
 
     async def main() -> None:
         with (kb["base"] / "mcp-stderr.log").open("a") as errlog:
@@ -104,8 +106,9 @@ def _session(
 
 def _ok(result: CallToolResult) -> dict[str, Any]:
     assert not result.is_error, result.content
-    assert result.structured_content is not None
-    return result.structured_content
+    content: dict[str, Any] | None = result.structured_content
+    assert content is not None
+    return content
 
 
 def _error(result: CallToolResult) -> str:
