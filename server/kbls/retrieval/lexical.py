@@ -17,7 +17,7 @@ import re
 from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from itertools import accumulate, chain
+from itertools import accumulate
 
 from kbls.query.filters import Filters
 from kbls.query.syntax import content_terms, fts_match, number_forms, query_terms
@@ -46,19 +46,17 @@ class _Candidates:
     The texts are joined by a newline, which is no token character: a candidate's first and last
     token are whole exactly when they are in the candidate's own text."""
 
-    def __init__(self, candidates: Sequence[Sequence[str]], sizes: Sequence[int]) -> None:
-        """`candidates`: each candidate's texts, joined by a newline as `QueryWords.coverage`
-        joins them; `sizes`: their lengths, a newline after each text included."""
-        joined = "\n".join(chain.from_iterable(candidates))
+    def __init__(self, texts: Sequence[str]) -> None:
+        """`texts`: each candidate's text (its texts joined by a newline, as `coverage` joins them)."""
+        joined = "\n".join(texts)
         if _LONGER_IN_LOWER_CASE in joined:
-            lowered = ["\n".join(parts).lower() for parts in candidates]
-            joined = "\n".join(lowered)
-            sizes = [len(one) + 1 for one in lowered]
+            texts = [one.lower() for one in texts]
+            joined = "\n".join(texts)
         else:  # lowercasing keeps every offset: once for all
             joined = joined.lower()
         self.text = joined
         #: where each candidate's text starts in `text`, in order.
-        self.starts = list(accumulate(sizes[:-1], initial=0))[: len(sizes)]
+        self.starts = list(accumulate((len(one) + 1 for one in texts[:-1]), initial=0))[: len(texts)]
         self._holding: dict[str, set[int]] = {}
 
     def holding_token(self, token: str) -> set[int]:
@@ -232,13 +230,13 @@ class QueryWords:
         # ASCII candidates apart from the others: one "é" or emoji in a joined block makes
         # Python store all of it with two or four bytes a character, and lowercase it ten
         # times slower.
-        plain = [all(map(str.isascii, texts)) for texts in candidates]
+        texts = ["\n".join(parts) for parts in candidates]
+        plain = [text.isascii() for text in texts]
         order = [i for i, one in enumerate(plain) if one] + [i for i, one in enumerate(plain) if not one]
-        ordered = [candidates[i] for i in order]
-        sizes = [sum(map(len, texts)) + len(texts) for texts in ordered]  # (with the newlines)
+        ordered = [texts[i] for i in order]
         masks = [0] * len(candidates)
-        for block in _blocks(sizes):
-            joined = _Candidates(ordered[block], sizes[block])
+        for block in _blocks([len(text) for text in ordered]):
+            joined = _Candidates(ordered[block])
             for bit, word in enumerate(self.words):
                 flag = 1 << bit
                 for index in word.holders(joined, self.prefix if word.term == self.prefix else None):
