@@ -221,3 +221,46 @@ def test_a_filtered_query_lists_the_notes_there_that_hold_one_of_its_words(trave
     assert all(p.startswith("travel/") for p in paths)
     assert travel.search("path:travel/** knitting a scarf for beginners").hits == []
     assert travel.search("path:dev/** trains and buses").hits == []
+
+
+TOMATO_NOTES = {
+    # Both are close paraphrases of the query (cosine >= 0.70: semantic confidence clipped at 1);
+    # the first is indexed first (lower rowid) and is the less close of the two.
+    "garden/a-tomatoes.md": """
+        # Tomatoes
+
+        In summer, water the tomato plants deeply every morning.
+        """,
+    "garden/b-watering.md": """
+        # Watering tomatoes in summer
+
+        How to water tomato plants in summer.
+        """,
+}
+
+
+@pytest.fixture(scope="module")
+def tomatoes(tmp_path_factory: pytest.TempPathFactory, embedder: Embedder) -> Iterator[Engine]:
+    engine = indexed_engine(tmp_path_factory.mktemp("tomatoes"), TOMATO_NOTES, embedder)
+    yield engine
+    engine.close()
+
+
+@pytest.mark.parametrize("group_by_file", [True, False])
+def test_equal_clipped_scores_go_to_the_closer_meaning_not_the_older_chunk(tomatoes: Engine, group_by_file: bool) -> None:
+    """The semantic confidence is clipped at 1 for every close paraphrase; among those the closer
+    one ranks first, whatever order the notes were indexed in."""
+    query = "how to water tomato plants in summer"
+    first = tomatoes.store.file_chunks("garden/a-tomatoes.md")[0].id
+    second = tomatoes.store.file_chunks("garden/b-watering.md")[0].id
+    assert first < second  # without the tie-break, the rowid would put a-tomatoes first
+    query_vector = tomatoes.embedder.embed_query(query)
+    closeness = {
+        path: tomatoes.vectors.similarities(query_vector, [tomatoes.store.file_chunks(path)[0].embedding_id])
+        for path in TOMATO_NOTES
+    }
+    cosines = {path: next(iter(found.values())) for path, found in closeness.items()}
+    assert min(cosines.values()) >= 0.70 and cosines["garden/b-watering.md"] > cosines["garden/a-tomatoes.md"]
+    hits = tomatoes.search(query, mode="semantic", group_by_file=group_by_file).hits
+    assert [h.score for h in hits] == [1.0, 1.0]
+    assert [h.path for h in hits] == ["garden/b-watering.md", "garden/a-tomatoes.md"]

@@ -43,6 +43,13 @@ class Scored:
     lexical: float
     score: float
     signals: Signals
+    #: the raw cosine similarity (0 where not measured): orders equal scores, as the semantic
+    #: signal is clipped at 1 and every close paraphrase (cosine >= 0.70) would otherwise tie.
+    cosine: float = 0.0
+
+    def order(self) -> tuple[float, float, int]:
+        """Sort key, best first: the score, then the closer meaning, then the chunk's rowid."""
+        return (-self.score, -self.cosine, self.row.id)
 
 
 class HybridSearcher:
@@ -86,11 +93,11 @@ class HybridSearcher:
         top = kept[: self.reranker.config.candidates]
         relevance = self.reranker.scores(text, [f"{s.row.breadcrumb}\n\n{s.row.body}" for s in top])
         rescored = [
-            Scored(s.row, s.semantic, s.lexical, r, s.signals) for s, r in zip(top, relevance, strict=True)
+            Scored(s.row, s.semantic, s.lexical, r, s.signals, s.cosine) for s, r in zip(top, relevance, strict=True)
         ]
-        rescored.sort(key=lambda s: (-s.score, s.row.id))
+        rescored.sort(key=Scored.order)
         floor = min((s.score for s in rescored), default=0.0)
-        rest = [Scored(s.row, s.semantic, s.lexical, min(s.score, floor), s.signals) for s in kept[len(top):]]
+        rest = [Scored(s.row, s.semantic, s.lexical, min(s.score, floor), s.signals, s.cosine) for s in kept[len(top):]]
         return rescored + rest
 
     def _above_floor(self, scored: list[Scored], mode: Mode, scoped: bool) -> list[Scored]:
@@ -140,8 +147,9 @@ class HybridSearcher:
             if words is not None and rowid in bm25:
                 lex = lexical_confidence(coverage[rowid], bm25[rowid], best_bm25)
             score = sem if mode == Mode.SEMANTIC else lex if mode == Mode.LEXICAL else self.weights.fuse(sem, lex)
-            out.append(Scored(row, sem, lex, score, Signals(sem_rank.get(rowid), lex_rank.get(rowid))))
-        out.sort(key=lambda s: (-s.score, s.row.id))
+            signals = Signals(sem_rank.get(rowid), lex_rank.get(rowid))
+            out.append(Scored(row, sem, lex, score, signals, cosine.get(rowid, 0.0)))
+        out.sort(key=Scored.order)
         return out
 
     def _semantic(self, vector: np.ndarray, wanted: int, filters: Filters) -> list[tuple[int, float]]:
@@ -157,22 +165,25 @@ class HybridSearcher:
     def _by_file(self, kept: list[Scored], mode: Mode | None, limit: int, terms: list[str]) -> list[Hit]:
         """One hit per note: its best chunk shown, scored by the note's best value of each signal
         (its title may match the words, another section the meaning) in hybrid mode, else (one
-        signal, or a reranker's order: mode None) by its best chunk."""
+        signal, or a reranker's order: mode None) by its best chunk. Equal scores go to the note
+        closer in meaning (its best cosine)."""
         best: dict[str, Scored] = {}
         semantic: dict[str, float] = {}
         lexical: dict[str, float] = {}
+        closest: dict[str, float] = {}
         count: dict[str, int] = {}
         for s in kept:  # best first
             path = s.row.path
             best.setdefault(path, s)
             semantic[path] = max(semantic.get(path, 0.0), s.semantic)
             lexical[path] = max(lexical.get(path, 0.0), s.lexical)
+            closest[path] = max(closest.get(path, 0.0), s.cosine)
             count[path] = count.get(path, 0) + 1
         if mode == Mode.HYBRID:
             note_score = {p: self.weights.fuse(semantic[p], lexical[p]) for p in best}
         else:
             note_score = {p: s.score for p, s in best.items()}
-        order = sorted(best, key=lambda p: (-note_score[p], best[p].row.id))[:limit]
+        order = sorted(best, key=lambda p: (-note_score[p], -closest[p], best[p].row.id))[:limit]
         return [self._hit(best[p], note_score[p], count[p] - 1, terms) for p in order]
 
     def _hit(self, scored: Scored, score: float, more: int, terms: list[str]) -> Hit:
