@@ -15,6 +15,8 @@ from tests.support.processes import KBLS
 from tests.support.raw_stdio import RawStdio, initialize_params
 from tests.support.user_daemon import DaemonEnv, daemon_pids
 
+from kbls.userdaemon.spawn import wait_gone
+
 
 def test_messages_a_client_should_not_send_leave_the_relay_and_the_daemon_serving(
     tmp_path: Path, daemon_env: DaemonEnv
@@ -143,3 +145,34 @@ def test_a_cli_query_before_the_first_editor_does_not_decide_the_daemons_options
     finally:
         daemon.terminate()
         daemon.wait(30)
+
+
+def test_a_relay_whose_standalone_server_keeps_dying_gives_up_instead_of_restarting_it_forever(
+    tmp_path: Path, daemon_env: DaemonEnv
+) -> None:
+    """After its daemon was lost three times the relay serves from a `kbls serve --standalone`
+    child; one that dies as soon as it starts (here: made to, by a sitecustomize) was started
+    again and again for as long as the editor stayed open. The relay now ends (status 1), so
+    the editor says the server stopped."""
+    root = make_workspace(tmp_path, "notes")
+    crash = tmp_path / "crash"
+    crash.mkdir()
+    (crash / "sitecustomize.py").write_text("import os, sys\nif '--standalone' in sys.argv:\n    os._exit(3)\n")
+    env = {**daemon_env.env, "PYTHONPATH": str(crash)}
+    runtime = Path(env["XDG_RUNTIME_DIR"])
+    editor = RawStdio(tmp_path, env=env, daemon=True, log_level="INFO")
+    try:
+        editor.initialize(root)
+        for _ in range(3):  # three daemons lost within 30 s: the relay turns to a standalone server
+            deadline = time.monotonic() + 60
+            while not daemon_pids(runtime) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            [pid] = daemon_pids(runtime)
+            os.kill(pid, signal.SIGKILL)
+            assert wait_gone(pid, 10)
+        assert editor.proc.wait(60) == 1
+        assert 1 <= editor.log().count("serving this editor from a kbls serve --standalone") <= 3, editor.log()
+    finally:
+        if editor.proc.poll() is None:
+            editor.proc.kill()
+        editor.close()

@@ -10,7 +10,9 @@ while the editor is still there (the daemon was killed, crashed or restarted), t
    failed) but sent again, in step 3;
 2. reconnects, starting a daemon under the spawn lock if none is running (five relays losing
    their daemon start one), or, if no daemon can be reached (or it was lost three times within
-   30 s), starts `kbls serve --standalone` as a child and uses it the same way from then on;
+   30 s), starts `kbls serve --standalone` as a child and uses it the same way from then on
+   (a standalone server lost three times within 30 s ends the relay, status 1: restarting one
+   that dies at once would spawn processes without end);
 3. replays `initialize` (its answer is dropped: the editor has one; or, when the editor's was
    still waiting, under the editor's id, and answered) with the workspace folders as they are
    now (every `didChangeWorkspaceFolders` is applied to the saved params) and `initialized`,
@@ -185,8 +187,10 @@ class Relay:
         self._closing = False
         #: reconnections so far (tests and the log)
         self.reconnects = 0
-        #: when the backend was lost lately: a daemon that keeps dying is given up for a standalone server
+        #: when the backend was lost lately: a daemon that keeps dying is given up for a standalone
+        #: server, a standalone server that keeps dying ends the relay (`gave_up`)
         self._losses: list[float] = []
+        self.gave_up = False
 
     async def run(self, sock: socket.socket) -> int:
         reader, writer = await asyncio.open_unix_connection(sock=sock)
@@ -207,6 +211,8 @@ class Relay:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError, ConnectionError, OSError):
                     await task
+        if self.gave_up:
+            return 1
         return 0 if self.session.shutdown or not self.session.exiting else 1
 
     # -- editor -> backend -----------------------------------------------------------------
@@ -276,9 +282,11 @@ class Relay:
                 self._closing = True
                 return
             log.warning("lost the %s; reconnecting", backend.kind)
-            await self._reconnect(backend)
+            if not await self._reconnect(backend):
+                return
 
-    async def _reconnect(self, lost: Backend) -> None:
+    async def _reconnect(self, lost: Backend) -> bool:
+        """A new backend in place of `lost`; False when the relay gives up (it then ends)."""
         self._ready.clear()
         for message in self.session.lost():
             self._to_editor(encode(message))
@@ -286,14 +294,21 @@ class Relay:
         now = time.monotonic()
         self._losses = [t for t in self._losses if now - t < FLAP_WINDOW] + [now]
         flapping = len(self._losses) >= FLAP_LOSSES
+        if flapping and lost.kind != "daemon":
+            # Restarting a server that dies at once would spawn processes without end.
+            log.error("the %s stopped %d times in %.0f s: giving up", lost.kind, len(self._losses), FLAP_WINDOW)
+            self.gave_up = True
+            return False
         if flapping:
             log.warning("lost the daemon %d times in %.0f s: not trying it again", len(self._losses), FLAP_WINDOW)
+            self._losses = []  # the standalone server gets chances of its own
         else:
             await asyncio.sleep(0.1 * len(self._losses))
         self.backend = await self._new_backend(daemon=not flapping and lost.kind == "daemon")
         self.reconnects += 1
         await self._replay()
         self._ready.set()
+        return True
 
     async def _new_backend(self, daemon: bool) -> Backend:
         loop = asyncio.get_running_loop()
