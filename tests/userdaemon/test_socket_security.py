@@ -58,6 +58,18 @@ def test_without_xdg_runtime_dir_a_private_temp_folder_is_used(tmp_path: Path, m
     assert stat.S_IMODE(folder.stat().st_mode) == 0o700
 
 
+def test_a_relative_xdg_runtime_dir_is_ignored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The XDG spec calls a relative path invalid. Taken as given it names another folder in the
+    daemon (started in `/`) than in the relay that started it (the editor's folder): the relay
+    then waited a minute for a socket bound elsewhere."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "run").mkdir(mode=0o700)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", "run")
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    assert paths.runtime_folder() == tmp_path / "tmp" / f"kbls-{os.getuid()}"
+
+
 @pytest.mark.parametrize("mode", [0o755, 0o770, 0o701])
 def test_a_runtime_folder_open_to_others_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: int) -> None:
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))

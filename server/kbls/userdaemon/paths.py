@@ -1,12 +1,12 @@
 """Where the per-user daemon listens: a private runtime folder (0700) and a socket (0600) in it.
 
-The folder is `$XDG_RUNTIME_DIR/kbls` (a per-user tmpfs on systemd systems), else
-`<tmp>/kbls-<uid>`. A folder that exists already must be ours, not a symlink, and closed to group
-and others; anything else is refused, because a folder another user made could hold a socket of
-theirs that we would then talk to. The socket's name carries a hash of the user's cache folder
-(where stores and the model cache live) and of the kbls version, so two environments with
-different caches (tests, sandboxes) never share a daemon, an upgraded kbls never talks to the
-old daemon, and every editor of one user shares one.
+The folder is `$XDG_RUNTIME_DIR/kbls` (a per-user tmpfs on systemd systems; a relative value is
+ignored, as the XDG spec asks), else `<tmp>/kbls-<uid>`. A folder that exists already must be
+ours, not a symlink, and closed to group and others; anything else is refused, because a folder
+another user made could hold a socket of theirs that we would then talk to. The socket's name
+carries a hash of the user's cache folder (where stores and the model cache live) and of the
+kbls version, so two environments with different caches (tests, sandboxes) never share a
+daemon, an upgraded kbls never talks to the old daemon, and every editor of one user shares one.
 """
 
 from __future__ import annotations
@@ -58,7 +58,9 @@ def daemon_supported() -> bool:
 def runtime_folder() -> Path:
     """The private folder, created 0700 when missing. :raises RuntimeDirError: when unsafe."""
     xdg = os.environ.get("XDG_RUNTIME_DIR")
-    base = Path(xdg) if xdg and Path(xdg).is_dir() else None
+    # A relative value is invalid (XDG spec): it would name another folder in the daemon, which
+    # runs in `/`, than in the editor's relay.
+    base = Path(xdg) if xdg and os.path.isabs(xdg) and Path(xdg).is_dir() else None
     folder = base / "kbls" if base is not None else Path(tempfile.gettempdir()) / f"kbls-{os.getuid()}"
     try:
         folder.mkdir(mode=0o700, exist_ok=True)
