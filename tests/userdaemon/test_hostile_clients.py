@@ -159,15 +159,16 @@ def test_a_relay_whose_standalone_server_keeps_dying_gives_up_instead_of_restart
     crash.mkdir()
     (crash / "sitecustomize.py").write_text("import os, sys\nif '--standalone' in sys.argv:\n    os._exit(3)\n")
     env = {**daemon_env.env, "PYTHONPATH": str(crash)}
-    runtime = Path(env["XDG_RUNTIME_DIR"])
     editor = RawStdio(tmp_path, env=env, daemon=True, log_level="INFO")
     try:
         editor.initialize(root)
         for _ in range(3):  # three daemons lost within 30 s: the relay turns to a standalone server
             deadline = time.monotonic() + 60
-            while not daemon_pids(runtime) and time.monotonic() < deadline:
+            pid = daemon_env.pid()  # the living daemon's own record (not the process that started it)
+            while pid is None and time.monotonic() < deadline:
                 time.sleep(0.05)
-            [pid] = daemon_pids(runtime)
+                pid = daemon_env.pid()
+            assert pid is not None, editor.log()
             os.kill(pid, signal.SIGKILL)
             assert wait_gone(pid, 10)
         assert editor.proc.wait(60) == 1
