@@ -54,10 +54,12 @@ class ClientView:
     def __init__(self, host: SharedDaemon) -> None:
         self.host = host
         self.server: KblsServer | None = None
-        # Guards _folders: changed on the event loop, read by the search and query threads.
+        # Guards _folders and _configured: changed on the event loop, read by the search and query threads.
         self._lock = threading.Lock()
         self._folders: dict[str, Path] = {}
         self._overrides: dict[str, Any] | None = None
+        #: this client has offered its options to the shared daemon (with its first folder)
+        self._configured = False
 
     def folders(self) -> list[Path]:
         with self._lock:
@@ -65,15 +67,11 @@ class ClientView:
 
     # -- lifecycle -------------------------------------------------------------------------
     def configure(self, overrides: dict[str, Any] | None) -> None:
-        """Kept until `start`: only a client that serves folders configures the shared daemon
-        (the CLI's and `kbls mcp`'s sessions name none and must not decide the options)."""
+        """Kept until this client's first folder: only a client that serves folders configures
+        the shared daemon (the CLI's and `kbls mcp`'s sessions name none and must not decide)."""
         self._overrides = overrides
 
     def start(self, folders: list[tuple[str, Path]]) -> None:
-        if folders:
-            warning = self.host.configure(self._overrides)
-            if warning and self.server is not None:
-                self.server.show_message(logging.WARNING, warning)
         for uri, path in folders:
             self.add_root(uri, path)
         if self.server is not None:  # the daemon may be ready already: no change would tell this client
@@ -92,6 +90,11 @@ class ClientView:
             if str(folder) in self._folders:
                 return
             self._folders[str(folder)] = folder
+            first, self._configured = not self._configured, True
+        if first:  # before the folder opens: the first such client's options open it
+            warning = self.host.configure(self._overrides)
+            if warning and self.server is not None:
+                self.server.show_message(logging.WARNING, warning)
         self.host.acquire(uri, folder)
 
     def remove_root(self, path: Path | str) -> None:
