@@ -15,6 +15,7 @@ from tests.support.processes import KBLS
 from tests.support.raw_stdio import frame, initialize_params, read_message
 from tests.support.user_daemon import DaemonEnv
 
+from kbls.userdaemon.main import idle_minutes
 from kbls.userdaemon.paths import daemon_paths
 from kbls.userdaemon.relay import Session
 from kbls.userdaemon.spawn import connect
@@ -205,3 +206,12 @@ def test_an_idle_time_of_zero_still_serves_the_editor_that_started_the_daemon(
     while daemon_env.pid() is not None and time.monotonic() < deadline:
         time.sleep(0.2)
     assert daemon_env.pid() is None  # and it leaves with its last client
+
+
+@pytest.mark.parametrize(("raw", "minutes"), [("", 10.0), ("2.5", 2.5), ("-3", 0.0), ("soon", 10.0), ("nan", 10.0)])
+def test_the_idle_time_from_the_environment(monkeypatch: pytest.MonkeyPatch, raw: str, minutes: float) -> None:
+    """A value that is not a number of minutes is the default; `nan` passed float() and made
+    every idle timer fire at once (a daemon that exits before its first client)."""
+    monkeypatch.setenv("KBLS_DAEMON_IDLE_MINUTES", raw)
+    assert idle_minutes(None) == minutes
+    assert idle_minutes(1.5) == 1.5

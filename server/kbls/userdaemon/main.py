@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import fcntl
 import logging
+import math
 import os
 import signal
 import time
@@ -33,15 +34,18 @@ _TAKEOVER_POLL = 0.1
 
 
 def idle_minutes(flag: float | None) -> float:
-    """The flag, else `KBLS_DAEMON_IDLE_MINUTES`, else 10; a bad value is the default."""
-    if flag is not None:
+    """The flag, else `KBLS_DAEMON_IDLE_MINUTES`, else 10; a bad value (`nan` too) is the default."""
+    if flag is not None and not math.isnan(flag):
         return max(flag, 0.0)
-    raw = os.environ.get(IDLE_ENV, "")
+    raw = os.environ.get(IDLE_ENV, "") if flag is None else str(flag)
     try:
-        return max(float(raw), 0.0) if raw else DEFAULT_IDLE_MINUTES
+        minutes = float(raw) if raw else DEFAULT_IDLE_MINUTES
     except ValueError:
+        minutes = math.nan
+    if math.isnan(minutes):  # a nan timer fires at once
         log.warning("%s=%r is not a number of minutes; using %s", IDLE_ENV, raw, DEFAULT_IDLE_MINUTES)
         return DEFAULT_IDLE_MINUTES
+    return max(minutes, 0.0)
 
 
 def take_pid_lock(paths: DaemonPaths, wait: float = TAKEOVER_WAIT) -> IO[str] | None:
