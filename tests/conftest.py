@@ -17,6 +17,8 @@ def _isolated_from_the_user(tmp_path_factory: pytest.TempPathFactory, monkeypatc
     or reach a per-user daemon: `kbls` runs in-process unless a test builds a daemon's environment
     (tests/userdaemon)."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg-cache")))
+    # the load-ready copy of the model (kbls.indexing.model_cache, 90 MB) is built once a session
+    monkeypatch.setenv("KBLS_MODEL_CACHE", str(tmp_path_factory.getbasetemp() / "prepared-model"))
     monkeypatch.setenv("KBLS_NO_DAEMON", "1")
 
 

