@@ -402,17 +402,24 @@ class BenchSession(RawStdio):
         self.notify("textDocument/didSave", {"textDocument": {"uri": path.as_uri()}})
 
 
-def start(root: Path, tmp: Path, name: str) -> BenchSession:
-    session = BenchSession(tmp, log_level="WARNING", name=name)
+def start(root: Path, tmp: Path, name: str, env: dict[str, str] | None = None) -> BenchSession:
+    session = BenchSession(tmp, log_level="WARNING", name=name, env=env)
     session.initialize(root)
     return session
 
 
 def rss_peak_mb(pid: int) -> float:
+    return memory_mb(pid).get("VmHWM", float("nan"))
+
+
+def memory_mb(pid: int) -> dict[str, float]:
+    """VmHWM (peak), VmRSS, RssAnon and RssFile (mapped files: the kernel may drop them) in MB."""
+    out = {}
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
+        name, _, value = line.partition(":")
+        if name in ("VmHWM", "VmRSS", "RssAnon", "RssFile"):
+            out[name] = round(int(value.split()[0]) / 1024, 1)
+    return out
 
 
 def phase_search(rounds: int) -> dict:
@@ -503,7 +510,41 @@ def phase_rss() -> dict:
         session.close()
     log.info("rss while indexing: %s", indexing)
     shutil.rmtree(tmp, ignore_errors=True)
-    return {"indexing": indexing}
+    return {"indexing": indexing, "serving": serving_memory(SIZES[-1])}
+
+
+#: KBLS_MODEL_CACHE for each way of loading the model: a path that cannot be a folder makes
+#: kbls load the model file as shipped (see kbls.indexing.model_cache).
+MODEL_LOADS = {"prepared copy (built by a child at start)": None, "model file as shipped": "/dev/null/none"}
+
+
+def serving_memory(size: int, rounds: int = 2) -> dict[str, Any]:
+    """Memory of `kbls serve` serving the `size` workspace: started with an empty cache, ready,
+    then 20 searches per mode; each way of loading the model, interleaved `rounds` times."""
+    root = build_workspace(size)
+    runs: dict[str, list[dict[str, float]]] = {name: [] for name in MODEL_LOADS}
+    for _ in range(rounds):
+        for name, model_cache in MODEL_LOADS.items():
+            tmp = Path(tempfile.mkdtemp(prefix="kbls-bench-"))
+            env = dict(os.environ)
+            env.pop("KBLS_MODEL_CACHE", None)
+            if model_cache:
+                env["KBLS_MODEL_CACHE"] = model_cache
+            session = start(root, tmp, "serving", env)
+            try:
+                session.wait_ready(timeout=600)
+                ready = memory_mb(session.proc.pid)
+                for mode in ("hybrid", "semantic", "lexical"):
+                    for q in QUERIES:
+                        session.search(q, mode=mode)
+                after = memory_mb(session.proc.pid)
+            finally:
+                session.close()
+                shutil.rmtree(tmp, ignore_errors=True)
+            runs[name].append({"ready_rss_mb": ready["VmRSS"], "peak_mb": after["VmHWM"], "rss_mb": after["VmRSS"],
+                               "anon_mb": after["RssAnon"], "file_mb": after["RssFile"]})
+            log.info("serving %d, %s: %s", size, name, runs[name][-1])
+    return {"chunks": size, "rounds": rounds, "loads": runs}
 
 
 # -- doc -------------------------------------------------------------------------------------
@@ -544,6 +585,20 @@ def render(results: dict) -> str:
                   f"**{i['peak_rss_mb']:.0f} MB** (target ≤ 400 MB), with the daemon's 4 texts per model call "
                   "(1.8 GB with 32, 0.65 GB with 8). The RSS column above is the peak of the daemon serving "
                   "each workspace.", ""]
+        serving = rss.get("serving")
+        if serving:
+            lines += [f"Memory of the daemon serving {serving['chunks']:,} chunks (started with an empty cache, ready, "
+                      "then 20 searches per mode; VmHWM and VmRSS of the process; mapped = pages of mapped files, "
+                      "which the kernel may drop and read again), each way of loading the model, "
+                      f"{serving['rounds']} interleaved runs (target: peak ≤ 400 MB):", "",
+                      "| model loaded from | peak | RSS when ready | RSS after searches | of which mapped |",
+                      "|---|---:|---:|---:|---:|"]
+            for name, runs in serving["loads"].items():
+                def cell(key: str, runs: list[dict[str, float]] = runs) -> str:
+                    return " / ".join(f"{r[key]:.0f}" for r in runs) + " MB"
+                lines.append(f"| {name} | {cell('peak_mb')} | {cell('ready_rss_mb')} | {cell('rss_mb')} | "
+                             f"{cell('file_mb')} |")
+            lines.append("")
     vectors = results.get("vectors")
     if vectors:
         lines += [f"Vector scan options (ADR 0001), k = {vectors['k']}, median and p99 of "

@@ -5,10 +5,21 @@ Helpers these build on live in `tests/support/`; each suite's own conftest adds 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 from tests.support.model import load_embedder
 
 from kbls.indexing.embed import Embedder
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _one_prepared_model(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The load-ready copy of the model (kbls.indexing.model_cache, 90 MB) is built once a session,
+    outside the user's cache; set before the session's `embedder` loads, inherited by children."""
+    with pytest.MonkeyPatch.context() as session_env:
+        session_env.setenv("KBLS_MODEL_CACHE", str(tmp_path_factory.mktemp("prepared-model")))
+        yield
 
 
 @pytest.fixture(autouse=True)
@@ -17,8 +28,6 @@ def _isolated_from_the_user(tmp_path_factory: pytest.TempPathFactory, monkeypatc
     or reach a per-user daemon: `kbls` runs in-process unless a test builds a daemon's environment
     (tests/userdaemon)."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg-cache")))
-    # the load-ready copy of the model (kbls.indexing.model_cache, 90 MB) is built once a session
-    monkeypatch.setenv("KBLS_MODEL_CACHE", str(tmp_path_factory.getbasetemp() / "prepared-model"))
     monkeypatch.setenv("KBLS_NO_DAEMON", "1")
 
 

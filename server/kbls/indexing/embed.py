@@ -103,6 +103,9 @@ class Embedder:
         self.bundled = self.name == DEFAULT_MODEL
         self.query_prefix, self.passage_prefix = model_prefixes(self.name)
         self.sha256: str | None = None
+        #: the ONNX file the bundled model's session was built from (its prepared copy, or the
+        #: file as shipped); None before loading and for named models.
+        self.loaded_from: Path | None = None
         self._model: TextEmbedding | None = None
         self._tokenizer: Tokenizer | None = None
         self._lock = threading.Lock()
@@ -152,8 +155,6 @@ class Embedder:
                 raise ModelError(f"cannot load embedding model {self.name!r}: {exc}") from exc
 
     def _load_bundled(self, text_embedding: type[TextEmbedding], threads: int | None) -> TextEmbedding:
-        from fastembed.common.model_description import ModelSource, PoolingType
-
         model_file = _bundled_model_file()
         digest = _sha256(model_file)
         if digest != BUNDLED_SHA256:
@@ -164,7 +165,18 @@ class Embedder:
         self.sha256 = digest
         # The same weights, optimized once and mapped from a file: ~80 MB less for the session
         # and no folding peak at each load (kbls.indexing.model_cache).
-        load_file = prepared_model(model_file, digest) or model_file
+        prepared = prepared_model(model_file, digest)
+        if prepared is not None:
+            try:
+                return self._session_of(text_embedding, prepared, threads)
+            except Exception as exc:  # onnxruntime's own errors: the file as shipped still loads
+                log.warning("cannot load the prepared model %s (%s); loading %s", prepared, exc, model_file)
+        return self._session_of(text_embedding, model_file, threads)
+
+    def _session_of(self, text_embedding: type[TextEmbedding], load_file: Path, threads: int | None) -> TextEmbedding:
+        """fastembed's model of the bundled tokenizer and pooling over the ONNX file `load_file`."""
+        from fastembed.common.model_description import ModelSource, PoolingType
+
         # one registered name per file: fastembed refuses to register the same name twice
         name = f"{_BUNDLED_NAME}@{hashlib.sha256(str(load_file).encode()).hexdigest()[:12]}"
         with _register_lock:
@@ -182,7 +194,9 @@ class Embedder:
                     license="apache-2.0",
                 )
             with _lean_session_options():
-                return text_embedding(name, specific_model_path=str(_TOKENIZER_DIR), threads=threads)
+                model = text_embedding(name, specific_model_path=str(_TOKENIZER_DIR), threads=threads)
+        self.loaded_from = load_file
+        return model
 
     def _adopt_tokenizer(self, model: TextEmbedding) -> None:
         from tokenizers import Tokenizer
