@@ -576,7 +576,8 @@ def render(results: dict) -> str:
     if save:
         lines += [f"Save → searchable (didSave of a one-paragraph edit → first `kb/search` that finds the new "
                   f"words) at {save['chunks']:,} chunks, {save['edits']} edits: median **{save['median_ms']:.0f} ms**, "
-                  f"max {save['max_ms']:.0f} ms (target ≤ 150 ms).", ""]
+                  f"max {save['max_ms']:.0f} ms (target ≤ 150 ms; load {save['machine'].get('load_average_1m', '?')}, "
+                  f"{save['machine'].get('date', '?')}).", ""]
     rss = results.get("rss")
     if rss:
         i = rss["indexing"]
@@ -602,7 +603,8 @@ def render(results: dict) -> str:
     vectors = results.get("vectors")
     if vectors:
         lines += [f"Vector scan options (ADR 0001), k = {vectors['k']}, median and p99 of "
-                  f"{vectors['repeats']}×{vectors['queries']} interleaved queries, one run:", ""]
+                  f"{vectors['repeats']}×{vectors['queries']} interleaved queries, one run "
+                  f"({vectors['machine'].get('date', '?')}):", ""]
         lines += ["| method | 50k median / p99 | 100k median / p99 | recall@10 (50k) |", "|---|---:|---:|---:|"]
         s50, s100 = vectors["sizes"]["50000"], vectors["sizes"]["100000"]
         for name in s50:
