@@ -28,16 +28,22 @@ class _Wire(msgspec.Struct, kw_only=True, frozen=True, rename="camel"):
 
 # -- shared shapes ---------------------------------------------------------------------------
 class Position(_Wire, frozen=True):
+    """A place in a note: 0-based line and character, as in LSP."""
+
     line: Line
     character: Annotated[int, msgspec.Meta(ge=0)] = 0
 
 
 class Range(_Wire, frozen=True):
+    """The lines a hit covers: from `start` up to (not including) `end`."""
+
     start: Position
     end: Position
 
 
 class Signals(_Wire, frozen=True):
+    """A hit's 1-based rank in each ranking that found it; null where one did not."""
+
     semantic: int | None = None
     lexical: int | None = None
 
@@ -51,6 +57,8 @@ class _InRoot(_Wire, frozen=True):
 
 
 class Hit(_InRoot, frozen=True):
+    """One answer of `kb/search` or `kb/related`: a chunk of a note, its score (0..1) and why."""
+
     range: Range
     title: str
     breadcrumb: str
@@ -70,17 +78,23 @@ class _Health(_Wire, frozen=True):
 
 
 class IndexInfo(_Health, frozen=True, kw_only=True):
+    """The index's state as every answer carries it; `pending`: files queued for (re)indexing."""
+
     pending: int = 0
 
 
 # -- requests --------------------------------------------------------------------------------
 class SearchFilters(_Wire, frozen=True):
+    """Restrict an answer to notes matching any of `paths` (globs), carrying all `tags`, of any of `types`."""
+
     paths: list[str] = []
     tags: list[str] = []
     types: list[str] = []
 
 
 class SearchParams(_Wire, frozen=True):
+    """`kb/search` params: the query (with `tag:`, `path:`, `type:` terms), how many hits, which ranking."""
+
     query: Query
     limit: Limit | None = None
     mode: Mode | None = None
@@ -89,33 +103,45 @@ class SearchParams(_Wire, frozen=True):
 
 
 class SearchResult(_Wire, frozen=True):
+    """`kb/search` and `kb/related` result: hits best first, the server's time and the index's state."""
+
     hits: list[Hit]
     took_ms: float
     index: IndexInfo
 
 
 class RelatedParams(_Wire, frozen=True):
+    """`kb/related` params: notes related to a note (or, with `position`, to its section there)."""
+
     uri: str
     position: Position | None = None
     limit: Limit = RELATED_LIMIT
 
 
 class ReindexParams(_Wire, frozen=True):
+    """`kb/reindex` params: some files (`uris`) or every root; `force` re-reads unchanged files."""
+
     force: bool = False
     uris: list[str] | None = None
 
 
 class ReindexResult(_Wire, frozen=True):
+    """`kb/reindex` result: how many files were queued."""
+
     queued: int
 
 
 class TagsParams(_Wire, frozen=True):
+    """`kb/tags` params: the tags of the client's folders, optionally those starting with `prefix`."""
+
     #: only tags starting with it (case-insensitive, a leading `#` ignored); "" for every tag.
     prefix: Query = ""
     limit: Annotated[int, msgspec.Meta(ge=1, le=MAX_TAGS)] = MAX_TAGS
 
 
 class Tag(_Wire, frozen=True):
+    """A tag and how many notes carry it."""
+
     name: str
     #: indexed notes carrying the tag.
     count: int
@@ -131,16 +157,22 @@ class _Page(_Wire, frozen=True):
 
 
 class TagsResult(_Page, frozen=True):
+    """`kb/tags` result: the tags, most used first."""
+
     tags: list[Tag]
 
 
 class NotesParams(_Wire, frozen=True):
+    """`kb/notes` params: a page (`offset`, `limit`) of the notes the filters keep, newest first."""
+
     limit: Limit | None = None
     offset: Annotated[int, msgspec.Meta(ge=0)] = 0
     filters: SearchFilters | None = None
 
 
 class Note(_InRoot, frozen=True):
+    """One note of a `kb/notes` page."""
+
     title: str
     tags: list[str]
     #: the file's modification time (as indexed), milliseconds since the Unix epoch.
@@ -149,21 +181,29 @@ class Note(_InRoot, frozen=True):
 
 
 class NotesResult(_Page, frozen=True):
+    """`kb/notes` result: one page of notes, most recently modified first."""
+
     notes: list[Note]
 
 
 class SqliteInfo(_Wire, frozen=True):
+    """Which SQLite a root's store runs on: the Python module, SQLite's version, sqlite-vec's."""
+
     module: str
     version: str
     vec: str
 
 
 class FileProblem(_Wire, frozen=True):
+    """A file of a root that could not be indexed, and why."""
+
     path: str
     reason: str
 
 
 class RootStatus(_Wire, frozen=True):
+    """One workspace folder's index: where its store is, its size and what it holds."""
+
     uri: str
     store: str
     store_bytes: int
@@ -179,6 +219,8 @@ class RootStatus(_Wire, frozen=True):
 
 
 class StatusResult(_Health, frozen=True, kw_only=True):
+    """`kb/status` result: the server, its model and queue, and each of the client's roots."""
+
     version: str
     #: the embedding model the daemon loads and the dimension of its vectors.
     model: str
