@@ -37,8 +37,9 @@ import sys
 import tarfile
 import tempfile
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as `kbls serve` does (see kbls/lsp/server.py)
 
@@ -52,6 +53,10 @@ from tests.support.raw_stdio import RawStdio  # noqa: E402
 
 import results_file  # noqa: E402
 from doc_section import replace_section  # noqa: E402
+
+if TYPE_CHECKING:
+    from kbls.retrieval.vectors import VectorIndex
+    from kbls.storage.store import Store
 
 log = logging.getLogger("bench_daemon")
 
@@ -82,11 +87,11 @@ def machine() -> dict[str, str]:
     }
 
 
-def load_results() -> dict:
+def load_results() -> dict[str, Any]:
     return results_file.load(RESULTS)
 
 
-def save_results(phase: str, figures: dict) -> None:
+def save_results(phase: str, figures: dict[str, Any]) -> None:
     results_file.save(RESULTS, phase, {"machine": machine(), **figures})
 
 
@@ -96,7 +101,7 @@ def pct(values: list[float], q: float) -> float:
 
 
 # -- vectors (the ADR) -----------------------------------------------------------------------
-def phase_vectors(repeats: int, queries: int = 30, k: int = 50) -> dict:
+def phase_vectors(repeats: int, queries: int = 30, k: int = 50) -> dict[str, Any]:
     out: dict[str, Any] = {"k": k, "queries": queries, "repeats": repeats, "sizes": {}}
     rng = np.random.default_rng(1)
     dim = 384
@@ -171,7 +176,7 @@ def _measure_vectors(n: int, rng: np.random.Generator, dim: int, queries: int, k
         best = np.argpartition(-scores, k - 1)[:k]
         return [int(ids[rows[i]]) for i in best[np.argsort(-scores[best], kind="stable")]]
 
-    methods = {
+    methods: dict[str, Callable[[np.ndarray], list[int]]] = {
         "numpy float32 exact scan (VectorIndex), 1 BLAS thread": lambda q: [i for i, _ in index.top(q, k)],
         "numpy sign-bit prefilter 8% + exact rescore": prefiltered,
         "vec0 float, cosine": lambda q: knn("vcos", q.tobytes()),
@@ -200,7 +205,7 @@ def _measure_vectors(n: int, rng: np.random.Generator, dim: int, queries: int, k
     two = _numpy_two_threads(n, queries, k, repeats)
     times["numpy float32 exact scan, 2 BLAS threads"] = two
     recall["numpy float32 exact scan, 2 BLAS threads"] = 1.0
-    sizes = {
+    sizes: dict[str, Any] = {
         name: {
             "median_ms": round(statistics.median(t), 2), "p99_ms": round(pct(t, 99), 2),
             "recall_at_10": round(recall[name], 3),
@@ -236,23 +241,24 @@ def _numpy_two_threads(n: int, queries: int, k: int, repeats: int) -> list[float
         "print(json.dumps(t))"
     )
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
-    return json.loads(done.stdout)
+    two: list[float] = json.loads(done.stdout)
+    return two
 
 
-def _vector_index(ids: np.ndarray, matrix: np.ndarray):
+def _vector_index(ids: np.ndarray, matrix: np.ndarray) -> VectorIndex:
     """A `VectorIndex` holding `matrix` without a store (its sync is a no-op)."""
     from kbls.retrieval.vectors import VectorIndex
 
     class _NoStore:
         dimension = matrix.shape[1]
 
-    index = VectorIndex(_NoStore())
+    index = VectorIndex(cast("Store", _NoStore()))  # only its dimension is read
     index.sync = lambda: None  # type: ignore[method-assign]
     index.ids, index.matrix = ids, matrix
     return index
 
 
-def real_embedding_recall(store: Path = REPO / "benchmarks" / ".cache" / "rust-web" / "store") -> dict:
+def real_embedding_recall(store: Path = REPO / "benchmarks" / ".cache" / "rust-web" / "store") -> dict[str, Any]:
     """Recall of the sign-bit prefilter on real MiniLM vectors: the engine benchmark's rust-web
     store (read-only) and the 40 eval queries embedded by the real model. Random vectors (above)
     are the worst case for sign bits; this is the case that matters."""
@@ -303,7 +309,9 @@ def _corpus() -> list[tuple[str, str]]:
         files = []
         for member in tar.getmembers():
             if member.isfile() and member.name.endswith(".md"):
-                text = tar.extractfile(member).read().decode("utf-8", "replace")
+                handle = tar.extractfile(member)
+                assert handle is not None, "a regular file has contents"
+                text = handle.read().decode("utf-8", "replace")
                 files.append((member.name.removeprefix("src/"), text))
     return sorted(files)
 
@@ -347,9 +355,10 @@ def build_workspace(chunks: int) -> Path:
     dim = engine.embedder.dimension
     vec_rng = np.random.default_rng(chunks)
 
-    def random_vectors(texts: list[str]) -> np.ndarray:
+    def random_vectors(texts: Sequence[str]) -> np.ndarray:
         vectors = vec_rng.standard_normal((len(texts), dim)).astype(np.float32)
-        return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+        unit: np.ndarray = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+        return unit
 
     engine.embedder.embed_passages = random_vectors  # type: ignore[method-assign]
     copy = 0
@@ -386,13 +395,14 @@ class BenchSession(RawStdio):
     the round trip measured is the server's (a threaded client adds its own hand-offs, which cost
     milliseconds each on a busy two-core machine)."""
 
-    def search(self, query: str, **extra: Any) -> dict:
-        return self.request("kb/search", {"query": query, **extra}, deadline=None)
+    def search(self, query: str, **extra: Any) -> dict[str, Any]:
+        result: dict[str, Any] = self.request("kb/search", {"query": query, **extra}, deadline=None)
+        return result
 
-    def wait_ready(self, timeout: float = 600) -> dict:
+    def wait_ready(self, timeout: float = 600) -> dict[str, Any]:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            status = self.request("kb/status", {}, deadline=None)
+            status: dict[str, Any] = self.request("kb/status", {}, deadline=None)
             if status["state"] == "ready" and status["queue"] == 0 and status["roots"]:
                 return status
             time.sleep(0.1)
@@ -422,7 +432,7 @@ def memory_mb(pid: int) -> dict[str, float]:
     return out
 
 
-def phase_search(rounds: int) -> dict:
+def phase_search(rounds: int) -> dict[str, Any]:
     out: dict[str, Any] = {"rounds": rounds, "sizes": {}}
     tmp = Path(tempfile.mkdtemp(prefix="kbls-bench-"))
     for size in SIZES:
@@ -457,7 +467,7 @@ def phase_search(rounds: int) -> dict:
     return out
 
 
-def phase_save(edits: int) -> dict:
+def phase_save(edits: int) -> dict[str, Any]:
     size = SIZES[-1]
     root = build_workspace(size)
     tmp = Path(tempfile.mkdtemp(prefix="kbls-bench-"))
@@ -490,7 +500,7 @@ def phase_save(edits: int) -> dict:
             "max_ms": round(max(times), 1)}
 
 
-def phase_rss() -> dict:
+def phase_rss() -> dict[str, Any]:
     tmp = Path(tempfile.mkdtemp(prefix="kbls-bench-"))
     root = tmp / "fresh"
     root.mkdir()
@@ -548,7 +558,7 @@ def serving_memory(size: int, rounds: int = 2) -> dict[str, Any]:
 
 
 # -- doc -------------------------------------------------------------------------------------
-def render(results: dict) -> str:
+def render(results: dict[str, Any]) -> str:
     lines = [START, "## Daemon", ""]
     lines.append("Measured by `benchmarks/bench_daemon.py` against the real `kbls serve` over stdio, in-process "
                  "(`KBLS_NO_DAEMON=1`: no relay), with a one-thread raw JSON-RPC client "
@@ -624,7 +634,7 @@ def render(results: dict) -> str:
     return "\n".join(lines)
 
 
-def write_doc(results: dict) -> None:
+def write_doc(results: dict[str, Any]) -> None:
     replace_section(DOC, START, END, render(results))
 
 
