@@ -147,6 +147,9 @@ def test_a_cli_query_before_the_first_editor_does_not_decide_the_daemons_options
         daemon.wait(30)
 
 
+STANDALONE = "serving this editor from a kbls serve --standalone"
+
+
 def test_a_relay_whose_standalone_server_keeps_dying_gives_up_instead_of_restarting_it_forever(
     tmp_path: Path, daemon_env: DaemonEnv
 ) -> None:
@@ -162,17 +165,18 @@ def test_a_relay_whose_standalone_server_keeps_dying_gives_up_instead_of_restart
     editor = RawStdio(tmp_path, env=env, daemon=True, log_level="INFO")
     try:
         editor.initialize(root)
-        for _ in range(3):  # three daemons lost within 30 s: the relay turns to a standalone server
-            deadline = time.monotonic() + 60
+        # Daemons lost three times within 30 s: the relay turns to a standalone server (more
+        # kills when a loaded machine spreads three restarts over more than 30 s).
+        deadline = time.monotonic() + 240
+        while STANDALONE not in editor.log() and time.monotonic() < deadline:
             pid = daemon_env.pid()  # the living daemon's own record (not the process that started it)
-            while pid is None and time.monotonic() < deadline:
+            if pid is None:
                 time.sleep(0.05)
-                pid = daemon_env.pid()
-            assert pid is not None, editor.log()
+                continue
             os.kill(pid, signal.SIGKILL)
             assert wait_gone(pid, 10)
         assert editor.proc.wait(60) == 1
-        assert 1 <= editor.log().count("serving this editor from a kbls serve --standalone") <= 3, editor.log()
+        assert 1 <= editor.log().count(STANDALONE) <= 3, editor.log()
     finally:
         if editor.proc.poll() is None:
             editor.proc.kill()
