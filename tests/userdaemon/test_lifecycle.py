@@ -215,3 +215,20 @@ def test_the_idle_time_from_the_environment(monkeypatch: pytest.MonkeyPatch, raw
     monkeypatch.setenv("KBLS_DAEMON_IDLE_MINUTES", raw)
     assert idle_minutes(None) == minutes
     assert idle_minutes(1.5) == 1.5
+
+
+def test_a_daemon_that_dies_at_start_costs_the_editor_seconds_not_a_minute(tmp_path: Path, daemon_env: DaemonEnv) -> None:
+    """The relay waited the whole start timeout (60 s) for the socket of a daemon that had died at
+    once (made to, here, by a sitecustomize); once no daemon holds the pid lock it serves in-process."""
+    root = make_workspace(tmp_path, "notes")
+    crash = tmp_path / "crash"
+    crash.mkdir()
+    (crash / "sitecustomize.py").write_text("import os, sys\nif sys.argv[-1:] == ['daemon']:\n    os._exit(3)\n")
+    env = {**daemon_env.env, "PYTHONPATH": str(crash)}
+    started = time.monotonic()
+    with LspSession([root], tmp_path, env=env, daemon=True, log_level="INFO") as editor:
+        editor.wait_ready()
+        waited = time.monotonic() - started
+        log = editor.log_file.read_text()
+    assert "serving in-process" in log, log
+    assert waited < 45, f"the editor waited {waited:.0f} s"

@@ -26,6 +26,9 @@ log = logging.getLogger(__name__)
 #: how long a relay waits for a daemon it (or a racing relay) started: imports and the first
 #: bind take 1-3 s on an idle machine, much longer on a loaded one
 START_TIMEOUT = 60.0
+#: seconds after the start after which a pid lock nobody holds means the daemon died starting
+#: (it takes the lock within a second or two of starting, before its heavy imports)
+LOCK_GRACE = 15.0
 _POLL = 0.05
 #: the intermediate process: starts the daemon in a session of its own and exits at once
 _DETACH = "import subprocess, sys; subprocess.Popen(sys.argv[1:], start_new_session=True, close_fds=True)"
@@ -76,16 +79,32 @@ def ensure_daemon(paths: DaemonPaths, timeout: float = START_TIMEOUT) -> socket.
             except (OSError, subprocess.SubprocessError) as exc:
                 log.warning("cannot start the kbls daemon: %s", exc)
                 return None
+            started = time.monotonic()
             while time.monotonic() < deadline:
                 sock = connect(paths)
                 if sock is not None:
                     return sock
+                if time.monotonic() - started > LOCK_GRACE and not _daemon_alive(paths):
+                    log.warning("the kbls daemon stopped as it started (see %s)", paths.log_file)
+                    return None
                 time.sleep(_POLL)
             log.warning("the kbls daemon did not answer within %.0f s (see %s)", timeout, paths.log_file)
             return None
         finally:
             with contextlib.suppress(OSError):
                 fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
+
+
+def _daemon_alive(paths: DaemonPaths) -> bool:
+    """Some daemon holds the pid lock (a daemon takes it first thing and keeps it for life)."""
+    try:
+        with open(paths.pid_file, "a") as probe:
+            fcntl.flock(probe, fcntl.LOCK_EX | fcntl.LOCK_NB)  # released when closed
+    except BlockingIOError:
+        return True
+    except OSError:
+        return True  # cannot tell: keep waiting for the socket
+    return False
 
 
 def _lock(fd: int, deadline: float) -> bool:
