@@ -14,6 +14,7 @@ import contextlib
 import json
 import logging
 import os
+import threading
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -30,12 +31,16 @@ log = logging.getLogger(__name__)
 
 #: SQLite binds at most 999 variables in old builds: IN lists go in batches.
 BATCH = 500
+#: guards the first use of a store's `fts.DocCounts` (`StoreReads._doc_counts`).
+_DOC_COUNTS_LOCK = threading.Lock()
 
 
 class StoreReads:
     """Read queries over `self.db`."""
 
     db: ConnectionPool
+    #: the remembered document counts (`fts.DocCounts`), made on first use.
+    _doc_count_cache: fts.DocCounts | None = None
 
     def files(self, paths: Iterable[str] | None = None) -> dict[str, FileRow]:
         """Rows of every file, or of just `paths` (a save must not read 10k rows to update one)."""
@@ -68,8 +73,9 @@ class StoreReads:
         )
 
     def chunk_count(self) -> int:
-        """Chunks in the store: the N of an inverse document frequency."""
-        return int(self.db.conn.execute("SELECT count(*) FROM chunks").fetchone()[0])
+        """Chunks in the store: the N of an inverse document frequency (remembered until the
+        store changes, see `fts.DocCounts`)."""
+        return self._doc_counts().chunk_count(self.db.conn)
 
     def errors(self) -> list[tuple[str, str]]:
         rows = self.db.conn.execute("SELECT path, error FROM files WHERE error IS NOT NULL ORDER BY path")
@@ -128,12 +134,23 @@ class StoreReads:
         return [(int(rowid), float(rank)) for rowid, rank in rows]
 
     def term_doc_counts(self, terms: Iterable[str]) -> dict[str, int]:
-        """How many chunks contain each term (FTS5 vocabulary), for planning a query."""
+        """How many chunks contain each term (FTS5 vocabulary), for planning a query; terms no
+        chunk holds are left out. Remembered until the store changes (`fts.DocCounts`)."""
         conn = self.db.conn
         if not self.db.thread_flag("vocab"):
             conn.execute(fts.VOCAB_TABLE_SQL)
             self.db.set_thread_flag("vocab")
-        return fts.term_doc_counts(conn, terms)
+        return self._doc_counts().term_doc_counts(conn, terms)
+
+    def _doc_counts(self) -> fts.DocCounts:
+        """This store's `fts.DocCounts`, watching the store on a connection of its own."""
+        counts = self._doc_count_cache
+        if counts is None:
+            with _DOC_COUNTS_LOCK:
+                if self._doc_count_cache is None:
+                    self._doc_count_cache = fts.DocCounts(self.db.open)
+                counts = self._doc_count_cache
+        return counts
 
     def chunk_rows(self, chunk_rowids: list[int]) -> dict[int, ChunkRow]:
         """The chunks of `chunk_rowids` that still exist (the indexer may have rewritten some)."""
