@@ -1,8 +1,10 @@
 """Opening a workspace root for the daemon: its config, its engine on the shared model, its watcher.
 
-Runs on the worker thread only. A root whose store cannot be written right now (full disk,
-stalled writer) is opened again later by a timer; any other error is shown once and the root
-stays closed until the client adds it again or its config changes.
+Runs on the worker thread only. A root that cannot be opened is listed as refused with the
+reason (`kb/status`, state `error`) and shown once (again only when the reason changes). One
+whose store cannot be written right now (full disk, stalled writer) is opened again by a timer;
+any other error (a refused `.kbls.yaml`, another root's store) waits for its config file to
+change: a watcher of that one file opens it again, with no restart.
 """
 
 from __future__ import annotations
@@ -18,8 +20,8 @@ import msgspec
 from kbls.config import CONFIG_FILE, Config, ModelConfig, load_config
 from kbls.daemon.answers import SafeListener
 from kbls.daemon.jobs import FULL_RETRY, OpenRequest
-from kbls.daemon.roots import Root, RootRegistry
-from kbls.daemon.watch import RootWatcher
+from kbls.daemon.roots import RefusedRoot, Root, RootRegistry
+from kbls.daemon.watch import ConfigWatcher, RootWatcher
 from kbls.engine import Engine
 from kbls.errors import ConfigError, KblsError, StoreBusyError, StoreFullError
 from kbls.indexing.embed import Embedder
@@ -94,7 +96,9 @@ class RootOpener:
         except KblsError as exc:
             log.error("cannot open %s: %s", folder, exc)
             self.last_error = str(exc)
-            if not quiet and not self.registry.is_reopening(request.key):
+            if quiet:
+                return None  # an open root whose store vanished: its job keeps the reason
+            if self._refuse(request, str(exc)) and not self.registry.is_reopening(request.key):
                 self.listener.show(logging.ERROR, f"kbls: {folder}: {exc}")
             if isinstance(exc, (StoreFullError, StoreBusyError)):
                 # Nothing is wrong with the store: open it again once it can be written.
@@ -113,6 +117,8 @@ class RootOpener:
             uri=uri, folder=folder, engine=engine,
             files=counts.files, chunks=counts.chunks,
         )
+        if self.registry.accept(request.key):
+            self.listener.log(logging.INFO, f"kbls: {folder}: its configuration is accepted now; serving it")
         if self.watch:
             root.watcher = self._watch(root)
         if root.watcher is not None and config_stamp(folder) != stamp:
@@ -121,6 +127,30 @@ class RootOpener:
             logging.INFO, f"kbls: {folder}: {root.files} files, {root.chunks} chunks in {engine.store_dir}"
         )
         return root
+
+    def _refuse(self, request: OpenRequest, reason: str) -> bool:
+        """List the root as refused for `reason`; True when that is news (to be shown).
+
+        A root that is not open gets a watcher of its config file; an open one (its new config
+        refused) is watched already and stays served with its previous settings.
+        """
+        key, uri, folder = request.key, request.uri, request.folder
+        serving = self.registry.get(key) is not None
+        previous = self.registry.refused(key)
+        watcher = None
+        if self.watch and not serving and (previous is None or previous.watcher is None):
+            watcher = self._watch_config(uri, folder)
+        self.registry.refuse(RefusedRoot(uri, folder, reason, serving=serving, watcher=watcher))
+        return previous is None or previous.reason != reason
+
+    def _watch_config(self, uri: str, folder: Path) -> ConfigWatcher | None:
+        try:
+            watcher = ConfigWatcher(folder, lambda: self.retry_open(uri, folder), delay=self.debounce)
+            watcher.start()
+        except Exception as exc:  # e.g. no such folder, inotify limit: the client can add it again
+            log.warning("cannot watch %s for a fixed configuration: %s", folder / CONFIG_FILE, exc)
+            return None
+        return watcher
 
     def _watch(self, root: Root) -> RootWatcher | None:
         key, uri, folder = root.key, root.uri, root.folder

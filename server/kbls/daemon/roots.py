@@ -4,6 +4,11 @@ Searches read the registry from the LSP's threads while the worker swaps roots i
 its lock guards the map and each root's counters; a root's engine, watcher and store identity
 belong to the worker thread (they are only replaced by swapping the whole `Root`). A file belongs
 to the innermost open root that holds it, so nested roots never answer for the same note twice.
+
+A root that cannot be opened (its `.kbls.yaml` refused: a store inside, at or above the root,
+another root's store; or a store that cannot be written yet) is kept as a `RefusedRoot` with the
+reason, so `kb/status` lists it and the state reads `error` until it opens; the watcher of its
+config file (or the timer of a store that cannot be written) asks for the next try.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from kbls.daemon.watch import RootWatcher
+from kbls.daemon.watch import ConfigWatcher, RootWatcher
 from kbls.engine import Engine
 from kbls.errors import OutsideRootError
 
@@ -54,6 +59,34 @@ class Root:
         return self.engine.store.replaced() and self.engine.store.replaced()
 
 
+@dataclass
+class RefusedRoot:
+    """A root that could not be opened, and why. Its watcher belongs to the registry (stopped
+    when the root opens or is removed)."""
+
+    uri: str
+    folder: Path
+    #: the error as the user was shown it (without the folder in front).
+    reason: str
+    #: a root that is open stays served with its previous settings meanwhile.
+    serving: bool = False
+    watcher: ConfigWatcher | None = None
+
+    @property
+    def key(self) -> str:
+        return str(self.folder)
+
+
+@dataclass(frozen=True)
+class RefusedView:
+    """A copy of a refused root's fields, for status."""
+
+    uri: str
+    folder: Path
+    reason: str
+    serving: bool
+
+
 @dataclass(frozen=True)
 class RootView:
     """A consistent copy of a root's shared fields, for status and fan-out."""
@@ -80,9 +113,12 @@ class RootRegistry:
     """Open roots by folder, and the roots waiting to be opened again after a failed open."""
 
     def __init__(self) -> None:
-        # Guards _roots, every Root's files/chunks/error/replaced/checked_at, and _reopening (LSP, worker and Timer threads).
+        # Guards _roots, every Root's files/chunks/error/replaced/checked_at, _refused and
+        # _reopening (LSP, worker, watcher and Timer threads). Never held while a watcher stops.
         self._lock = threading.Lock()
         self._roots: dict[str, Root] = {}
+        #: roots that could not be opened, by folder (an open root's refused new config too).
+        self._refused: dict[str, RefusedRoot] = {}
         #: folders whose store could not be written at open: a timer opens them again.
         self._reopening: set[str] = set()
 
@@ -104,11 +140,16 @@ class RootRegistry:
             return self._roots.pop(key, None)
 
     def pop_all(self) -> list[Root]:
+        """Every open root (to be closed); the refused ones are forgotten, their watchers stopped."""
         with self._lock:
             roots = list(self._roots.values())
+            refused = list(self._refused.values())
             self._roots.clear()
+            self._refused.clear()
             self._reopening.clear()
-            return roots
+        for entry in refused:
+            _stop(entry)
+        return roots
 
     def all(self) -> list[Root]:
         with self._lock:
@@ -175,8 +216,38 @@ class RootRegistry:
             return key in self._reopening
 
     def cancel_reopen(self, key: str) -> None:
+        """The root is removed: no timer opens it again, and it is no longer listed as refused."""
         with self._lock:
             self._reopening.discard(key)
+            entry = self._refused.pop(key, None)
+        if entry is not None:
+            _stop(entry)
+
+    # -- roots that could not be opened --------------------------------------------------------
+    def refused(self, key: str) -> RefusedRoot | None:
+        with self._lock:
+            return self._refused.get(key)
+
+    def refuse(self, entry: RefusedRoot) -> RefusedRoot | None:
+        """List `entry` as refused (its watcher kept from the previous entry); returns that one."""
+        with self._lock:
+            previous = self._refused.get(entry.key)
+            if previous is not None and entry.watcher is None:
+                entry.watcher = previous.watcher
+            self._refused[entry.key] = entry
+            return previous
+
+    def accept(self, key: str) -> bool:
+        """The root opened: it is no longer refused (its config watcher stopped). True if it was."""
+        with self._lock:
+            entry = self._refused.pop(key, None)
+        if entry is not None:
+            _stop(entry)
+        return entry is not None
+
+    def refused_views(self) -> list[RefusedView]:
+        with self._lock:
+            return [RefusedView(r.uri, r.folder, r.reason, r.serving) for r in self._refused.values()]
 
     # -- paths ---------------------------------------------------------------------------------
     def locate(self, path: Path | str) -> Located:
@@ -217,6 +288,12 @@ class RootRegistry:
                     best, depth = Located(root, rel.as_posix()), len(base.parts)
                 break
         return best
+
+
+def _stop(entry: RefusedRoot) -> None:
+    if entry.watcher is not None:
+        entry.watcher.stop()
+        entry.watcher = None
 
 
 def _resolved(path: Path) -> Path | None:

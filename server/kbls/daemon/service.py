@@ -41,7 +41,7 @@ from kbls.daemon.answers import (
 from kbls.daemon.jobs import Job, OpenRequest
 from kbls.daemon.opener import RootOpener
 from kbls.daemon.roots import Located, Root, RootRegistry, folder_path
-from kbls.daemon.status import StatusReporter, state_of
+from kbls.daemon.status import StatusReporter, joined, refusal, refused_reason, refused_status, state_of
 from kbls.daemon.worker import STORE_REPLACED, Worker
 from kbls.errors import OutsideRootError, QueryError
 from kbls.limits import MAX_LIMIT, MAX_TAGS, RELATED_LIMIT
@@ -79,7 +79,7 @@ class Daemon:
         self._opener = RootOpener(
             self._listener, self._registry, overrides or None, watch=watch, debounce=debounce,
             on_batch=lambda key, paths, rescan: self._worker.submit(key, Job(full=rescan, files=paths)),
-            on_config=self.reopen_root, retry_open=self.add_root,
+            on_config=self.reopen_root, retry_open=self._retry_open,
         )
         self._worker = Worker(self._registry, self._opener, self._reporter, self._listener)
 
@@ -106,6 +106,13 @@ class Daemon:
         """Close and open a root again (its `.kbls.yaml` changed); the scan is incremental."""
         self._listener.log(logging.INFO, f"kbls: {path}: configuration changed, reloading it")
         self._worker.reopen_root(OpenRequest(uri, folder_path(path), reopen=True))
+
+    def _retry_open(self, uri: str, path: Path) -> None:
+        """Try a refused root again (its config file changed, or its store may be writable now);
+        an open root whose new config was refused is reopened, so the fixed config takes effect."""
+        folder = folder_path(path)
+        serving = self._registry.get(str(folder)) is not None
+        self._worker.open_root(OpenRequest(uri, folder, reopen=serving))
 
     def remove_root(self, path: Path | str) -> None:
         key = str(folder_path(path))
@@ -148,6 +155,7 @@ class Daemon:
         queue = self._worker.view()
         views = self._registry.views()
         errors = [f"{v.root.folder}: {v.error}" for v in views if v.error]
+        errors += [refusal(r) for r in self._registry.refused_views()]
         if queue.model_error is not None:
             errors.insert(0, f"the model cannot be loaded: {queue.model_error}")
         state = state_of(
@@ -292,7 +300,12 @@ class Daemon:
     def status(self, folders: Collection[Path] | None = None) -> DaemonStatus:
         """The daemon's state and each root's store; `folders` as in `search`."""
         views = [v for v in self._registry.views() if within(v.root, folders)]
-        reports = [RootReport(v.root.uri, self._root_status(v.root), v.error) for v in views]
+        refused = {r.folder: r for r in self._registry.refused_views() if within_folders(r.folder, folders)}
+        reports = [
+            RootReport(v.root.uri, self._root_status(v.root), joined(v.error, refused.pop(v.root.folder, None)))
+            for v in views
+        ]
+        reports += [RootReport(r.uri, refused_status(r.folder), refused_reason(r)) for r in refused.values()]
         first = next(iter(self._registry.all()), None)
         embedder = first.engine.embedder if first is not None else None
         return DaemonStatus(
@@ -330,4 +343,8 @@ class Daemon:
 
 def within(root: Root, folders: Collection[Path] | None) -> bool:
     """`root` is at or inside one of `folders` (None: no restriction)."""
-    return folders is None or any(root.folder.is_relative_to(folder) for folder in folders)
+    return within_folders(root.folder, folders)
+
+
+def within_folders(folder: Path, folders: Collection[Path] | None) -> bool:
+    return folders is None or any(folder.is_relative_to(f) for f in folders)

@@ -5,6 +5,9 @@ REPORTS_PER_SECOND for a changing count) and keeps the one `window/workDoneProgr
 burst of indexing open until the queue runs dry. It is called from the worker and the LSP's
 threads; the snapshot of the daemon is taken under its lock, so two threads never send their
 statuses out of order.
+
+A root that could not be opened (`kbls.daemon.roots.RefusedRoot`) counts as an error of the
+state and is listed by `kb/status` with its reason and an empty store (`refused_status`).
 """
 
 from __future__ import annotations
@@ -12,8 +15,11 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 from kbls.daemon.answers import IndexState, SafeListener, State
+from kbls.daemon.roots import RefusedView
+from kbls.results import RootStatus, SqliteInfo
 
 #: at most this many progress reports and status notifications per second.
 REPORTS_PER_SECOND = 8
@@ -27,6 +33,35 @@ def state_of(*, model_loaded: bool, model_error: str | None, root_errors: list[s
     if not model_loaded:
         return "loading"
     return "indexing" if busy else "ready"
+
+
+#: what a refused root's error adds when the root is still served (its new config refused).
+SERVED_MEANWHILE = "served with its previous settings until this is fixed"
+
+
+def refused_reason(refused: RefusedView) -> str:
+    """A refused root's error as `kb/status` lists it for that root."""
+    return f"{refused.reason}; {SERVED_MEANWHILE}" if refused.serving else refused.reason
+
+
+def refusal(refused: RefusedView) -> str:
+    """A refused root's part of the state's `error`: the folder, then why."""
+    reason = refused_reason(refused)
+    return reason if reason.startswith(str(refused.folder)) else f"{refused.folder}: {reason}"
+
+
+def joined(error: str | None, refused: RefusedView | None) -> str | None:
+    """An open root's error: why indexing fails, and why its new config was refused."""
+    parts = [part for part in (error, refused_reason(refused) if refused else None) if part]
+    return "; ".join(parts) or None
+
+
+def refused_status(folder: Path) -> RootStatus:
+    """The store status of a root that is not open: nothing is read, nothing is created."""
+    return RootStatus(
+        root=str(folder), store="", store_bytes=0, files=0, chunks=0, vectors=0, model="", dimension=0,
+        sqlite=SqliteInfo(module="", version="", vec=""), errors=[],
+    )
 
 
 class StatusReporter:

@@ -7,6 +7,9 @@ indexes, and counting those reads as changes would re-trigger indexing forever. 
 events (a folder moved, deleted or created) ask for a rescan of the root instead of a file list:
 the scan is incremental, so that costs a walk and a stat per file. A change of the root's
 `.kbls.yaml` calls `on_config` (the daemon reopens the root with the new settings).
+
+A root that could not be opened (its config refused) has no tree to watch: `ConfigWatcher`
+watches its folder alone, not recursively, for its `.kbls.yaml`, so a fixed config opens it.
 """
 
 from __future__ import annotations
@@ -187,3 +190,50 @@ class RootWatcher:
         if wanted:
             log.debug("%s: %s", event.event_type, ", ".join(sorted(wanted)))
             self.debouncer.add(wanted)
+
+
+class _ConfigHandler(FileSystemEventHandler):
+    def __init__(self, watcher: ConfigWatcher) -> None:
+        self.watcher = watcher
+
+    def on_any_event(self, event: FileSystemEvent) -> None:
+        if event.event_type not in WRITE_EVENTS or event.is_directory:
+            return
+        try:
+            self.watcher.handle(event)
+        except Exception:  # an escaping exception would end the observer thread for good
+            log.exception("cannot handle %s", event)
+
+
+class ConfigWatcher:
+    """Calls `on_change` (debounced) when `folder/.kbls.yaml` is written, created, moved or deleted.
+
+    Only the folder itself is watched (one inotify watch, not the tree): the root it belongs to
+    is not open, so nothing else in it is of interest until the config lets it open.
+    """
+
+    def __init__(self, folder: Path, on_change: Callable[[], None], *, delay: float = 0.2) -> None:
+        self.config = Path(os.path.abspath(folder)) / CONFIG_FILE
+        self.debouncer = Debouncer(lambda _paths, _rescan: on_change(), delay=delay)
+        self.observer = Observer()
+        self.observer.daemon = True
+        self.observer.schedule(_ConfigHandler(self), str(self.config.parent), recursive=False)
+
+    def start(self) -> None:
+        self.observer.start()
+
+    def stop(self) -> None:
+        try:
+            self.observer.stop()
+            self.observer.join(timeout=2)
+        except Exception:  # stopping must never raise into shutdown
+            log.exception("cannot stop the config watcher of %s", self.config)
+        self.debouncer.stop()
+
+    def handle(self, event: FileSystemEvent) -> None:
+        sources = [event.src_path]
+        if event.event_type == EVENT_TYPE_MOVED:
+            sources.append(event.dest_path)  # an editor's save: a temporary file renamed over it
+        if any(Path(os.fsdecode(s)) == self.config for s in sources):
+            log.debug("%s: %s", self.config, event.event_type)
+            self.debouncer.add(set(), rescan=True)
