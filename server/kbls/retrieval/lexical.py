@@ -61,29 +61,12 @@ class _Candidates:
 
     def holding_token(self, token: str) -> set[int]:
         """Indexes of the candidates that hold `token` (letters and digits only) as a whole
-        token. After an occurrence inside a longer token the search goes on after its end: no
-        whole occurrence can start inside it, as the character before would be a token one."""
+        token (remembered per token: several spellings of the query's words may share one)."""
         found = self._holding.get(token)
         if found is not None:
             return found
-        if len(token) <= SHORT_TOKEN_CHARS:
-            found = self._holding[token] = self._holding_short(token)
-            return found
-        text, starts, size = self.text, self.starts, len(token)
-        last = len(text)
-        found = set()
-        at = text.find(token)
-        while at >= 0:
-            end = at + size
-            if (at == 0 or not text[at - 1].isalnum()) and (end == last or not text[end].isalnum()):
-                index = bisect_right(starts, at) - 1
-                found.add(index)
-                if index + 1 == len(starts):
-                    break
-                at = text.find(token, starts[index + 1])
-            else:
-                at = text.find(token, end)
-        self._holding[token] = found
+        short = len(token) <= SHORT_TOKEN_CHARS
+        found = self._holding[token] = self._holding_short(token) if short else self._holding_at_start(token, True)
         return found
 
     def _holding_short(self, token: str) -> set[int]:
@@ -105,18 +88,28 @@ class _Candidates:
 
     def holding_prefix(self, prefix: str) -> set[int]:
         """Indexes of the candidates that hold a token starting with `prefix`."""
-        text, starts = self.text, self.starts
+        return self._holding_at_start(prefix, False)
+
+    def _holding_at_start(self, needle: str, whole: bool) -> set[int]:
+        """Indexes of the candidates where `needle` starts a token and, if `whole`, also ends
+        one. A `whole` needle is a token (letters and digits only): after an occurrence that is
+        not whole the search goes on after its end, as no whole occurrence can start inside
+        it (the character before would be a token one). A prefix may hold other characters
+        (`read_to`): the search goes on one character further."""
+        text, starts, size = self.text, self.starts, len(needle)
+        last, step = len(text), size if whole else 1
         found: set[int] = set()
-        at = text.find(prefix)
+        at = text.find(needle)
         while at >= 0:
-            if at == 0 or not text[at - 1].isalnum():
+            end = at + size
+            if (at == 0 or not text[at - 1].isalnum()) and (not whole or end == last or not text[end].isalnum()):
                 index = bisect_right(starts, at) - 1
                 found.add(index)
                 if index + 1 == len(starts):
                     break
-                at = text.find(prefix, starts[index + 1])
+                at = text.find(needle, starts[index + 1])
             else:
-                at = text.find(prefix, at + 1)
+                at = text.find(needle, at + step)
         return found
 
 
