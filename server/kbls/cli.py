@@ -210,10 +210,10 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     from kbls.mcp.local import LocalBackend
     from kbls.mcp.server import serve_stdio
 
-    roots = [Path(root) for root in args.root]
+    roots = [Path(root).expanduser() for root in args.root]  # agent hosts run it without a shell
     if args.store and len(roots) != 1:
         raise ConfigError("--store needs exactly one --root (each root has its own store)")
-    store_dirs = {roots[0]: Path(args.store)} if args.store else None
+    store_dirs = {roots[0]: Path(args.store).expanduser()} if args.store else None
     return serve_stdio(DaemonBackend(LocalBackend(store_dirs)), roots)  # the daemon's roots, else in-process
 
 

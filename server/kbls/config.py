@@ -261,7 +261,10 @@ def user_cache_dir() -> Path:
         return Path.home() / "Library" / "Caches" / "kbls"
     if os.name == "nt":
         return Path(os.environ.get("LOCALAPPDATA", Path.home() / "AppData" / "Local")) / "kbls"
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "kbls"
+    cache_home = os.environ.get("XDG_CACHE_HOME", "")
+    # A relative XDG_CACHE_HOME is invalid (XDG spec): the daemon (cwd /) and its relay would
+    # read it as two different folders and hash two different socket names.
+    return (Path(cache_home) if os.path.isabs(cache_home) else Path.home() / ".cache") / "kbls"
 
 
 def resolve_store_dir(root: Path, config: Config, explicit: Path | None = None) -> Path:

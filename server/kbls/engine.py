@@ -125,8 +125,7 @@ class Engine:
             chosen = Mode(mode or self.config.search.mode)
         except ValueError:
             raise QueryError(f"mode must be one of {', '.join(MODES)}, not {mode!r}") from None
-        if not MIN_LIMIT <= limit <= MAX_LIMIT:
-            raise QueryError(f"limit must be from {MIN_LIMIT} to {MAX_LIMIT}, not {limit}")
+        _check_limit(limit)
         parsed = parse_query(query, filters)
         if chosen != Mode.LEXICAL and not self.semantic_ready():
             chosen = Mode.LEXICAL
@@ -135,6 +134,7 @@ class Engine:
 
     def related(self, path: Path, line: int | None = None, *, limit: int = 10) -> list[Hit]:
         """Notes near `path` (or the section at `line`) by meaning, links and tags; never itself."""
+        _check_limit(limit)
         return related_notes(self.store, self.vectors, self.root, self.scanner.relative(path), line, limit)
 
     def status(self) -> RootStatus:
@@ -146,3 +146,9 @@ class Engine:
             sqlite=self.store.sqlite_info(),
             errors=[Skipped(p, e) for p, e in self.store.errors()],
         )
+
+
+def _check_limit(limit: int) -> None:
+    """The wire's limit rule for callers that bypass it (the CLI, MCP, tests)."""
+    if not MIN_LIMIT <= limit <= MAX_LIMIT:
+        raise QueryError(f"limit must be from {MIN_LIMIT} to {MAX_LIMIT}, not {limit}")

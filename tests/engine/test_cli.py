@@ -84,6 +84,14 @@ def test_related_json(cli):
     assert status == 0 and "rust/ownership.md" not in [h["path"] for h in json.loads(out)]
 
 
+@pytest.mark.parametrize("command", ["search", "related"])
+def test_a_limit_out_of_range_exits_2_naming_the_range(cli, command):
+    cli("index")
+    target = "owner" if command == "search" else str(cli.root / "rust/ownership.md")
+    status, out, err = cli(command, target, "--limit", "-5", "--json")
+    assert status == 2 and out == "" and "limit must be from 1 to 200, not -5" in err
+
+
 def test_eval_on_a_tiny_tsv(cli, tmp_path):
     queries = tmp_path / "queries.tsv"
     queries.write_text(

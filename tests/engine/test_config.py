@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from kbls.config import CONFIG_FILE, Config, load_config, resolve_store_dir
+from kbls.config import CONFIG_FILE, Config, load_config, resolve_store_dir, user_cache_dir
 from kbls.errors import ConfigError
 
 
@@ -107,6 +107,14 @@ def test_without_store_the_user_cache_is_used(tmp_path: Path, monkeypatch: pytes
     config, _ = load_config(tmp_path)
     store = resolve_store_dir(tmp_path, config)
     assert store.parent == tmp_path / "cache" / "kbls"
+
+
+def test_a_relative_xdg_cache_home_is_ignored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The XDG spec calls a relative path invalid: the daemon (cwd /) and its relay would read it
+    as two folders."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative/cache")
+    assert user_cache_dir() == tmp_path / "home" / ".cache" / "kbls"
 
 
 def test_camel_case_overrides_are_applied_over_the_file(tmp_path: Path) -> None:

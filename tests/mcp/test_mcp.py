@@ -82,11 +82,18 @@ def _store_files(cache: Path) -> dict[str, bytes]:
 
 
 def _session(
-    kb: dict[str, Path], args: list[str], scenario: Scenario, roots: list[Path] | None = None, cwd: Path | None = None
+    kb: dict[str, Path],
+    args: list[str],
+    scenario: Scenario,
+    roots: list[Path] | None = None,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
 ) -> None:
-    """Run `kbls mcp ARGS` (in `cwd`, default the temp base) and `scenario` against it in one client session."""
+    """Run `kbls mcp ARGS` (in `cwd`, default the temp base; `env` over the usual environment) and
+    `scenario` against it in one client session."""
     params = StdioServerParameters(
-        command=sys.executable, args=["-m", "kbls", "mcp", *args], env=_env(kb["cache"]), cwd=str(cwd or kb["base"])
+        command=sys.executable, args=["-m", "kbls", "mcp", *args], env={**_env(kb["cache"]), **(env or {})},
+        cwd=str(cwd or kb["base"]),
     )
 
     async def list_roots(context: ClientRequestContext) -> ListRootsResult:
@@ -258,3 +265,15 @@ def test_a_store_rebuilt_while_the_server_runs_is_read_anew(tmp_path: Path) -> N
         assert _ok(await session.call_tool("status", {}))["roots"][0]["files"] == 3
 
     _session(kb, ["--root", str(root), "--store", str(store)], scenario)
+
+
+def test_a_root_and_store_written_with_a_tilde_name_the_home_folder(kb: dict[str, Path]) -> None:
+    """Agent hosts start `kbls mcp` from a JSON config, with no shell to expand `~`."""
+
+    async def scenario(session: ClientSession) -> None:
+        state = _ok(await session.call_tool("status", {}))["roots"]
+        assert len(state) == 1 and state[0]["root"] == str(kb["root"]) and state[0]["indexed"] is True
+        hits = _ok(await session.call_tool("search", {"query": QUERY, "limit": 3}))["hits"]
+        assert hits and hits[0]["path"] == "rust/ownership.md"
+
+    _session(kb, ["--root", "~/notes", "--store", "~/store"], scenario, env={"HOME": str(kb["base"])})
