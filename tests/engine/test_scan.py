@@ -9,7 +9,7 @@ import pytest
 
 from kbls.config import Config
 from kbls.engine import Engine
-from kbls.indexing.scan import Scanner
+from kbls.indexing.scan import LEFT_OUT_TARGET, Scanner
 
 
 def _touch(root: Path, *rels: str) -> None:
@@ -55,6 +55,23 @@ def test_gitignored_files_and_folders_are_excluded(tmp_path: Path) -> None:
     assert _walk(tmp_path) == ["drafts/public.md", "keep.md", "sub/kept.md"]
     scanner = Scanner(tmp_path, Config(), tmp_path.parent / "s")
     assert not scanner.wanted("build/out.md") and not scanner.wanted("sub/local.md")
+
+
+def test_a_symlink_into_what_the_rules_leave_out_is_not_read(tmp_path: Path) -> None:
+    """A link must not make `.git/config`, the store, an excluded or a git-ignored file a note;
+    a link to another note, or to a file whose name alone is not a note's, still is one."""
+    root = tmp_path / "kb"
+    _touch(root, "note.md", "plain", ".git/config", "drafts/secret.md", "build/out.md", "store/kbls.md")
+    (root / ".gitignore").write_text("build/\n")
+    links = {"git.md": ".git/config", "draft.md": "drafts/secret.md", "built.md": "build/out.md",
+             "stored.md": "store/kbls.md", "alias.md": "note.md", "named.md": "plain"}
+    for name, target in links.items():
+        (root / name).symlink_to(root / target)
+    scanner = Scanner(root.resolve(), Config(exclude=["drafts/"]), (root / "store").resolve())
+    found = {c.rel_path: c.problem for c in scanner.walk()}
+    left_out = {name for name, problem in found.items() if problem == LEFT_OUT_TARGET}
+    assert left_out == {"git.md", "draft.md", "built.md", "stored.md"}
+    assert found["alias.md"] is None and found["named.md"] is None and found["note.md"] is None
 
 
 def test_gitignore_can_be_ignored_by_config(tmp_path: Path) -> None:

@@ -57,6 +57,7 @@ def kb(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     (root / "leak.md").symlink_to(outside / "secret.md")
     (root / ".git").mkdir()
     (root / ".git" / "notes.md").write_text("# not a note\n")
+    (root / "git-link.md").symlink_to(root / ".git" / "notes.md")
     (root / "credentials.json").write_text('{"token": "x"}\n')
     cache = base / "cache"
     store = base / "store"
@@ -182,6 +183,7 @@ def test_tools_search_related_read_note_and_status_over_stdio(kb: dict[str, Path
             "leak.md": "leads outside the root",
             ".git/notes.md": "not a note",
             "credentials.json": "not a note",
+            "git-link.md": "leaves out",  # a link inside the root to .git/notes.md
         }
         for path, reason in refused.items():
             message = _error(await session.call_tool("read_note", {"path": path}))

@@ -19,6 +19,8 @@ from kbls.errors import OutsideRootError
 from kbls.query.globs import glob_spec
 
 ALWAYS_SKIPPED_DIRS = {".git", "node_modules", ".hg", ".svn", "__pycache__", ".venv"}
+#: the problem of a symlink whose target the rules leave out (see `Scanner._left_out`).
+LEFT_OUT_TARGET = "symlink points to a file kbls leaves out (.git/, the store, excluded or git-ignored)"
 
 
 @dataclass(frozen=True)
@@ -157,6 +159,17 @@ class Scanner:
             return False
         return not self._ignored_by_git(rel_path, is_dir=False, folders_checked=_walked)
 
+    def _left_out(self, target_rel: str) -> bool:
+        """Whether a symlink's target lies where the rules keep kbls out (`.git/`, the store, an
+        excluded or git-ignored path): a link in the notes must not make `.git/config` a note.
+        Only where the target lies counts, not its name (a link `x.md` to `x` is a note)."""
+        if any(part in ALWAYS_SKIPPED_DIRS for part in target_rel.split("/")[:-1]):
+            return True
+        target = self.root / target_rel
+        if target.parent == self.store_dir or self.store_dir in target.parents:
+            return True
+        return bool(self._exclude.match_file(target_rel)) or self._ignored_by_git(target_rel, is_dir=False)
+
     # -- disk --------------------------------------------------------------------------------
     def candidate(self, rel_path: str) -> Candidate | None:
         """Stat one wanted file; None when it does not exist (any more)."""
@@ -167,6 +180,8 @@ class Scanner:
             target = Path(os.path.realpath(abs_path))
             if target != self.root and self.root not in target.parents:
                 return Candidate(rel_path, abs_path, 0, 0, "symlink points outside the workspace root")
+            if target != abs_path and self._left_out(target.relative_to(self.root).as_posix()):
+                return Candidate(rel_path, abs_path, 0, 0, LEFT_OUT_TARGET)
             st = abs_path.stat()
         except FileNotFoundError:
             if abs_path.is_symlink():  # listed, but its target is gone: say so rather than vanish

@@ -19,6 +19,7 @@ from kbls.config import Config, load_config, resolve_store_dir
 from kbls.engine import Engine
 from kbls.errors import KblsError, OutsideRootError, QueryError
 from kbls.indexing.embed import Embedder
+from kbls.indexing.scan import LEFT_OUT_TARGET
 from kbls.limits import Mode
 from kbls.mcp.backend import NotesBackend, NoteText, NotIndexedError, RootState
 from kbls.mcp.notes import locate, read_lines
@@ -109,8 +110,11 @@ class LocalBackend(NotesBackend):
         if not engine.scanner.wanted(rel):
             raise OutsideRootError(f"{rel} is not a note of {root} (the index's include/exclude rules leave it out)")
         file = engine.root / rel
-        if not file.is_file():
+        found = engine.scanner.candidate(rel)
+        if found is None or not file.is_file():
             raise QueryError(f"{rel} does not exist in {root}")
+        if found.problem == LEFT_OUT_TARGET:
+            raise OutsideRootError(f"{rel} is not a note of {root}: it is a {found.problem}")
         try:
             lines, first, last, total, truncated = read_lines(
                 file, start_line, end_line, engine.config.max_file_bytes
