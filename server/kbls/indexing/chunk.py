@@ -8,6 +8,7 @@ model never silently truncates a chunk. Fenced code blocks stay whole where they
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -16,6 +17,11 @@ from kbls.config import ChunkConfig
 from kbls.hashing import content_hash
 from kbls.indexing.parse import ParsedNote, Section
 
+#: version of what parsing and chunking produce. BUMP IT with any change to the output of
+#: `kbls.indexing.parse`/`markdown` (sections, headings, line ranges, titles) or of this module
+#: (chunk bounds, breadcrumbs, the embedded text): stores record it (`Chunker.fingerprint`, meta
+#: `chunking`) and the next full scan re-chunks every note of a store built by another version.
+CHUNKING_VERSION = 1
 BREADCRUMB_SEP = " > "
 #: tiny sections merge only while the result stays under this share of the budget, so line
 #: ranges stay precise (measured on the eval set: 0.5 lifted semantic nDCG@10 0.787 -> 0.801).
@@ -78,6 +84,15 @@ class Chunker:
         self._prefix_tokens = counter.count_tokens([prefix])[0] - self._specials if prefix else 0
         #: tokens available for breadcrumb + body of one chunk.
         self.budget = min(self.config.max_tokens, counter.max_tokens) - self._specials - self._prefix_tokens
+
+    @property
+    def fingerprint(self) -> str:
+        """What decides this chunker's output besides the note: `CHUNKING_VERSION` and the
+        effective settings (the budget after clamping to the model, overlap, merge size), hashed.
+        A store built under another fingerprint holds chunks this chunker would not make."""
+        settings = {"budget": self.budget, "overlap": self.config.overlap_tokens, "min": self.config.min_tokens}
+        digest = content_hash(json.dumps(settings, sort_keys=True).encode(), digest_bytes=8)
+        return f"{CHUNKING_VERSION}:{digest}"
 
     def _count(self, texts: list[str]) -> list[int]:
         return [n - self._specials for n in self._count_with_specials(texts)]

@@ -3,6 +3,11 @@
 The file hash decides whether a file is parsed, the chunk hash whether a chunk is embedded:
 vectors are content-addressed, so a moved or renamed note re-embeds nothing. Parsed notes are
 batched across files so the model sees full batches; each note is written in its own transaction.
+
+A full scan also re-reads every file when the store's chunking fingerprint (meta `chunking`) is
+not this chunker's (`Chunker.fingerprint`: a new parser/chunker version or other chunk
+settings), and records the new one once the scan completes; chunk texts that did not change keep
+their vectors.
 """
 
 from __future__ import annotations
@@ -96,8 +101,17 @@ class IndexPipeline:
     ) -> IndexReport:
         report = IndexReport()
         gone: list[str] = []
+        fingerprint = self.chunker.fingerprint
+        recorded = self.store.chunking() if paths is None else fingerprint
         if paths is None:
             known = self.store.files()
+            if known and recorded != fingerprint and not force:
+                # Unchanged files would keep chunks another parser/chunker or other settings made.
+                log.info(
+                    "chunking changed since this store was built: re-reading every note "
+                    "(store %s: %s, now %s)", self.store.path, recorded or "unrecorded", fingerprint,
+                )
+                force = True
             candidates = self.scanner.walk()
             on_disk = {c.rel_path for c in candidates}
             gone = sorted(p for p in known if p not in on_disk)
@@ -137,6 +151,8 @@ class IndexPipeline:
                     report.deleted += 1
             if paths is None:
                 self.store.collect_garbage()
+                if recorded != fingerprint:  # only now: an interrupted run must redo it
+                    self.store.record_chunking(fingerprint)
         self.embedded_total += report.embedded
         self.reused_total += report.reused
         return report

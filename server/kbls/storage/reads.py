@@ -26,6 +26,7 @@ from kbls.storage import fts
 from kbls.storage.connection import SQLITE, SQLITE_MODULE_NAME, ConnectionPool, OperationalError
 from kbls.storage.filter_sql import Params, filter_sql
 from kbls.storage.records import ChunkRow, FileChunk, FileRow, ListedFile, NoteName, StoreCounts
+from kbls.storage.schema import CHUNKING_KEY
 
 log = logging.getLogger(__name__)
 
@@ -80,6 +81,12 @@ class StoreReads:
     def errors(self) -> list[tuple[str, str]]:
         rows = self.db.conn.execute("SELECT path, error FROM files WHERE error IS NOT NULL ORDER BY path")
         return [(str(path), str(error)) for path, error in rows]
+
+    def chunking(self) -> str | None:
+        """The chunking fingerprint the last complete full scan recorded (None: never recorded,
+        e.g. a store of an earlier kbls). See `kbls.indexing.chunk.Chunker.fingerprint`."""
+        row = self.db.conn.execute("SELECT value FROM meta WHERE key = ?", (CHUNKING_KEY,)).fetchone()
+        return None if row is None else str(row[0])
 
     def size_bytes(self) -> int:
         total = 0

@@ -8,7 +8,10 @@ checks without writing. The FTS5 table is defined in `kbls.storage.fts`.
 `meta` keys: schema_version, model_id, dimension, model_sha256, created_at; `root` (the
 workspace root whose index this is: two roots that name one `store:` must not mix their notes)
 and `generation` (a random token of this store file, so a store deleted and created again is
-told apart from the one a process opened even when the file system reuses the inode).
+told apart from the one a process opened even when the file system reuses the inode);
+`chunking` (the fingerprint of the parser/chunker version and chunk settings the notes were last
+chunked under, written by a complete full scan: a store without it, or with another, has every
+note re-chunked by the next full scan; see `kbls.indexing.chunk.CHUNKING_VERSION`).
 """
 
 from __future__ import annotations
@@ -28,6 +31,8 @@ from kbls.storage.fts import FTS_TABLE_SQL
 log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = 2
+#: the `meta` key of the chunking fingerprint (`StoreReads.chunking`, `StoreWrites.record_chunking`).
+CHUNKING_KEY = "chunking"
 
 SCHEMA = dedent(
     """

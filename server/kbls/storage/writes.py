@@ -16,6 +16,7 @@ from kbls.notepath import file_stem
 from kbls.storage import fts
 from kbls.storage.connection import Connection, ConnectionPool
 from kbls.storage.records import NoteRecord
+from kbls.storage.schema import CHUNKING_KEY
 
 BATCH = 500
 
@@ -90,6 +91,12 @@ class StoreWrites:
                     "INSERT INTO files(path, hash, size, mtime_ns, error, indexed_at) VALUES (?, NULL, ?, ?, ?, ?)",
                     (path, size, mtime_ns, reason, time.time()),
                 )
+
+    def record_chunking(self, fingerprint: str) -> None:
+        """Record that every note is now chunked under `fingerprint`: only after a complete full
+        scan, so an interrupted one is redone by the next."""
+        with self.db.atomic() as c:
+            c.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (CHUNKING_KEY, fingerprint))
 
     def touch(self, path: str, size: int, mtime_ns: int) -> None:
         """Record a new size/mtime of a file whose content did not change."""
