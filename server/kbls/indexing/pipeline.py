@@ -107,7 +107,8 @@ class IndexPipeline:
             known = self.store.files()
             if known and recorded != fingerprint and not force:
                 # Unchanged files would keep chunks another parser/chunker or other settings made.
-                log.info(
+                # A warning so that `kbls index` (which shows warnings only) says why it re-reads.
+                log.warning(
                     "chunking changed since this store was built: re-reading every note "
                     "(store %s: %s, now %s)", self.store.path, recorded or "unrecorded", fingerprint,
                 )
