@@ -14,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from lsprotocol import types
 from tests.support.corpus import store_of, write_config
 from tests.support.lsp_client import LspSession
 from tests.support.user_daemon import DaemonEnv
@@ -67,6 +68,21 @@ def _indexed(session: LspSession, folder: Path) -> wire.StatusResult | None:
     status = session.status()
     root = _root(status, folder)
     return status if status.queue == 0 and root is not None and root.files > 0 else None
+
+
+def _change_folders(session: LspSession, added: tuple[Path, ...] = (), removed: tuple[Path, ...] = ()) -> None:
+    """Tell the server workspace folders were added or removed (`workspace/didChangeWorkspaceFolders`)."""
+
+    def folders(paths: tuple[Path, ...]) -> list[types.WorkspaceFolder]:
+        return [types.WorkspaceFolder(uri=p.as_uri(), name=p.name) for p in paths]
+
+    event = types.WorkspaceFoldersChangeEvent(added=folders(added), removed=folders(removed))
+    session.notify(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS, types.DidChangeWorkspaceFoldersParams(event=event))
+
+
+def _without(session: LspSession, folder: Path) -> wire.StatusResult | None:
+    status = session.status()
+    return status if _root(status, folder) is None and status.state == "ready" and status.queue == 0 else None
 
 
 def _log(session: LspSession, env: DaemonEnv | None) -> str:
@@ -139,11 +155,18 @@ def test_the_second_root_on_one_store_is_listed_and_opens_once_it_names_its_own(
         assert "`store:`" in (_root(status, second).error or ""), status  # type: ignore[union-attr]
         assert session.wait_for(lambda: session.paths_found("aardvark", mode="lexical"), timeout=90) == ["n1.md"]
         assert session.status().state == "error"
+        # The folder removed from the workspace: no longer listed, nothing left in error.
+        _change_folders(session, removed=(second,))
+        status = session.wait_for(lambda: _without(session, second), timeout=60, what="the refused folder to go")
+        assert [r.uri for r in status.roots] == [first.as_uri()] and status.error is None
+        # Added again: refused again (a new episode, shown again), and fixed: opened.
+        _change_folders(session, added=(second,))
+        _refused(session, second, str(first))
         write_config(second)  # its own store, beside it
         _opened(session, second, "bandicoot")
         for word, root in (("bandicoot", second), ("aardvark", first)):  # each root's own notes
             assert [(h.root, h.path) for h in session.search(word, mode="lexical").hits] == [(root.as_uri(), "n1.md")]
-        assert len(_shown_about(session, second)) == 1, session.shown()
+        assert len(_shown_about(session, second)) == 2, session.shown()
 
 
 def test_an_open_root_whose_new_config_is_refused_says_so_until_it_is_fixed(tmp_path: Path) -> None:
