@@ -189,3 +189,28 @@ def test_an_open_root_whose_new_config_is_refused_says_so_until_it_is_fixed(tmp_
         assert [Path(r.store) for r in status.roots] == [store]
         assert len(_shown_about(session, root)) == 1, session.shown()
     assert not (root / ".kbls-store").exists()
+
+
+def test_an_invalid_config_is_listed_while_the_defaults_serve_the_root_until_it_is_fixed(tmp_path: Path) -> None:
+    """Invalid YAML in `.kbls.yaml`: configs are forgiving, so the root is served with the
+    defaults, but `kb/status` says so (the state is `error`: the user's settings, say an
+    `exclude`, are not in effect) until the file is fixed; shown once, also when saved again
+    unchanged (a save that moves the error shows the new message)."""
+    root = tmp_path / "notes"
+    _note(root, "tides.md", "# Tides\n\nThe moon pulls the sea into two bulges.\n")
+    (root / CONFIG_FILE).write_text("search: [unclosed\n")
+    with LspSession([root], tmp_path) as session:
+        status = _refused(session, root, "not valid YAML")
+        assert status.state == "error" and "default settings" in (status.error or ""), status
+        assert session.wait_for(lambda: session.paths_found("moon sea bulges", mode="lexical"), timeout=90) == ["tides.md"]
+        (root / CONFIG_FILE).write_text("search: [unclosed\n")  # saved again as it was
+        session.wait_for(
+            lambda: session.log_file.read_text(errors="replace").count("configuration changed") >= 1, timeout=60,
+            what="the saved config to be read again",
+        )
+        _refused(session, root, "not valid YAML")
+        store = write_config(root)
+        status = _opened(session, root, "moon sea bulges")
+        assert [Path(r.store) for r in status.roots] == [store]
+        shown = [m for m in session.shown() if "not valid YAML" in m]
+        assert len(shown) == 1 and str(root / CONFIG_FILE) in shown[0], session.shown()

@@ -4,7 +4,9 @@ Runs on the worker thread only. A root that cannot be opened is listed as refuse
 reason (`kb/status`, state `error`) and shown once (again only when the reason changes). One
 whose store cannot be written right now (full disk, stalled writer) is opened again by a timer;
 any other error (a refused `.kbls.yaml`, another root's store) waits for its config file to
-change: a watcher of that one file opens it again, with no restart.
+change: a watcher of that one file opens it again, with no restart. A root whose `.kbls.yaml`
+is invalid (bad YAML, a wrong value) is served with the defaults, as configs are forgiving, and
+listed with the problem the same way until the file is fixed.
 """
 
 from __future__ import annotations
@@ -30,6 +32,11 @@ log = logging.getLogger(__name__)
 
 #: texts per embedding call in the daemon, unless configured (see `daemon_defaults`).
 DAEMON_BATCH_SIZE = 4
+
+#: what a root's error adds when its edited config is refused and it goes on as it was.
+SERVED_AS_BEFORE = "served with its previous settings until this is fixed"
+#: what a root's error adds when its config file is invalid (forgiving config: it is served).
+DEFAULTS_MEANWHILE = "kbls uses the default settings for this root until it is fixed"
 
 #: callback(root key, changed root-relative paths, rescan the whole root)
 BatchFn = Callable[[str, set[str], bool], None]
@@ -82,7 +89,8 @@ class RootOpener:
         uri, folder = request.uri, request.folder
         self.last_error = ""
         stamp = config_stamp(folder)
-        config = daemon_defaults(self._load_config(folder))
+        loaded, problem = self._load_config(folder)
+        config = daemon_defaults(loaded)
         try:
             embedder = self.embedders.get(config.model.name)
             if embedder is None:
@@ -98,7 +106,9 @@ class RootOpener:
             self.last_error = str(exc)
             if quiet:
                 return None  # an open root whose store vanished: its job keeps the reason
-            if self._refuse(request, str(exc)) and not self.registry.is_reopening(request.key):
+            serving = self.registry.get(request.key) is not None
+            reason = f"{exc}; {SERVED_AS_BEFORE}" if serving else str(exc)
+            if self._refuse(request, reason, watch=not serving) and not self.registry.is_reopening(request.key):
                 self.listener.show(logging.ERROR, f"kbls: {folder}: {exc}")
             if isinstance(exc, (StoreFullError, StoreBusyError)):
                 # Nothing is wrong with the store: open it again once it can be written.
@@ -117,8 +127,7 @@ class RootOpener:
             uri=uri, folder=folder, engine=engine,
             files=counts.files, chunks=counts.chunks,
         )
-        if self.registry.accept(request.key):
-            self.listener.log(logging.INFO, f"kbls: {folder}: its configuration is accepted now; serving it")
+        self._settle(request, problem)
         if self.watch:
             root.watcher = self._watch(root)
         if root.watcher is not None and config_stamp(folder) != stamp:
@@ -128,19 +137,32 @@ class RootOpener:
         )
         return root
 
-    def _refuse(self, request: OpenRequest, reason: str) -> bool:
+    def _settle(self, request: OpenRequest, problem: str | None) -> None:
+        """The root opened: no longer refused, unless its own config file is invalid (then it is
+        listed with that problem, shown once, and served with the defaults until it is fixed;
+        the root's own watcher sees the fix)."""
+        previous = self.registry.refused(request.key)
+        if self.registry.accept(request.key) and problem is None:
+            self.listener.log(logging.INFO, f"kbls: {request.folder}: its configuration is in effect now")
+        if problem is None:
+            return
+        reason = f"{problem}; {DEFAULTS_MEANWHILE}"
+        self.registry.refuse(RefusedRoot(request.uri, request.folder, reason))
+        if previous is None or previous.reason != reason:
+            self.listener.show(logging.WARNING, f"kbls: {reason}")
+
+    def _refuse(self, request: OpenRequest, reason: str, *, watch: bool) -> bool:
         """List the root as refused for `reason`; True when that is news (to be shown).
 
-        A root that is not open gets a watcher of its config file; an open one (its new config
-        refused) is watched already and stays served with its previous settings.
+        With `watch` (a root that is not open) a watcher of its config file tries it again when
+        the file changes; an open root's own watcher does that already.
         """
-        key, uri, folder = request.key, request.uri, request.folder
-        serving = self.registry.get(key) is not None
-        previous = self.registry.refused(key)
+        uri, folder = request.uri, request.folder
+        previous = self.registry.refused(request.key)
         watcher = None
-        if self.watch and not serving and (previous is None or previous.watcher is None):
+        if self.watch and watch and (previous is None or previous.watcher is None):
             watcher = self._watch_config(uri, folder)
-        self.registry.refuse(RefusedRoot(uri, folder, reason, serving=serving, watcher=watcher))
+        self.registry.refuse(RefusedRoot(uri, folder, reason, watcher=watcher))
         return previous is None or previous.reason != reason
 
     def _watch_config(self, uri: str, folder: Path) -> ConfigWatcher | None:
@@ -170,18 +192,22 @@ class RootOpener:
             return None
         return watcher
 
-    def _load_config(self, folder: Path) -> Config:
-        """The root's config with the editor's overrides; on a bad value, say so and fall back."""
+    def _load_config(self, folder: Path) -> tuple[Config, str | None]:
+        """The root's config with the editor's overrides, and the problem of the root's own
+        config file (None: it has none). Bad overrides are shown and left out; a bad file
+        leaves the defaults (the caller lists the root with the problem)."""
         try:
-            return load_config(folder, self.overrides)[0]
+            return load_config(folder, self.overrides)[0], None
         except ConfigError as exc:
-            self.listener.show(logging.WARNING, f"kbls: {exc}; ignoring it")
-        if self.overrides:
-            try:
-                return load_config(folder)[0]
-            except ConfigError as exc:
-                self.listener.show(logging.WARNING, f"kbls: {exc}; using the defaults")
-        return Config()
+            if not self.overrides:
+                return Config(), str(exc)
+            first = exc
+        try:
+            config = load_config(folder)[0]
+        except ConfigError as exc:
+            return Config(), str(exc)
+        self.listener.show(logging.WARNING, f"kbls: {first}; ignoring it")  # the overrides are wrong
+        return config, None
 
     def close(self, root: Root) -> None:
         if root.watcher is not None:

@@ -8,7 +8,9 @@ to the innermost open root that holds it, so nested roots never answer for the s
 A root that cannot be opened (its `.kbls.yaml` refused: a store inside, at or above the root,
 another root's store; or a store that cannot be written yet) is kept as a `RefusedRoot` with the
 reason, so `kb/status` lists it and the state reads `error` until it opens; the watcher of its
-config file (or the timer of a store that cannot be written) asks for the next try.
+config file (or the timer of a store that cannot be written) asks for the next try. An open root
+whose config is not in effect (invalid, so the defaults serve it; or edited to a refused store,
+so its previous settings do) has a `RefusedRoot` entry too, without a watcher of its own.
 """
 
 from __future__ import annotations
@@ -61,15 +63,14 @@ class Root:
 
 @dataclass
 class RefusedRoot:
-    """A root that could not be opened, and why. Its watcher belongs to the registry (stopped
-    when the root opens or is removed)."""
+    """A root whose config is not in effect, and why. Its watcher belongs to the registry
+    (stopped when the root opens with its config or is removed)."""
 
     uri: str
     folder: Path
-    #: the error as the user was shown it (without the folder in front).
+    #: the error as the user was shown it (without the folder in front), and what kbls does meanwhile.
     reason: str
-    #: a root that is open stays served with its previous settings meanwhile.
-    serving: bool = False
+    #: watches the config file of a root that is not open (an open root's own watcher does).
     watcher: ConfigWatcher | None = None
 
     @property
@@ -84,7 +85,6 @@ class RefusedView:
     uri: str
     folder: Path
     reason: str
-    serving: bool
 
 
 @dataclass(frozen=True)
@@ -247,7 +247,7 @@ class RootRegistry:
 
     def refused_views(self) -> list[RefusedView]:
         with self._lock:
-            return [RefusedView(r.uri, r.folder, r.reason, r.serving) for r in self._refused.values()]
+            return [RefusedView(r.uri, r.folder, r.reason) for r in self._refused.values()]
 
     # -- paths ---------------------------------------------------------------------------------
     def locate(self, path: Path | str) -> Located:

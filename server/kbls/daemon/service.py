@@ -41,7 +41,7 @@ from kbls.daemon.answers import (
 from kbls.daemon.jobs import Job, OpenRequest
 from kbls.daemon.opener import RootOpener
 from kbls.daemon.roots import Located, Root, RootRegistry, folder_path
-from kbls.daemon.status import StatusReporter, joined, refusal, refused_reason, refused_status, state_of
+from kbls.daemon.status import StatusReporter, joined, refusal, refused_status, state_of
 from kbls.daemon.worker import STORE_REPLACED, Worker
 from kbls.errors import OutsideRootError, QueryError
 from kbls.limits import MAX_LIMIT, MAX_TAGS, RELATED_LIMIT
@@ -305,7 +305,7 @@ class Daemon:
             RootReport(v.root.uri, self._root_status(v.root), joined(v.error, refused.pop(v.root.folder, None)))
             for v in views
         ]
-        reports += [RootReport(r.uri, refused_status(r.folder), refused_reason(r)) for r in refused.values()]
+        reports += [RootReport(r.uri, refused_status(r.folder), r.reason) for r in refused.values()]
         first = next(iter(self._registry.all()), None)
         embedder = first.engine.embedder if first is not None else None
         return DaemonStatus(

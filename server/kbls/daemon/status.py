@@ -35,24 +35,15 @@ def state_of(*, model_loaded: bool, model_error: str | None, root_errors: list[s
     return "indexing" if busy else "ready"
 
 
-#: what a refused root's error adds when the root is still served (its new config refused).
-SERVED_MEANWHILE = "served with its previous settings until this is fixed"
-
-
-def refused_reason(refused: RefusedView) -> str:
-    """A refused root's error as `kb/status` lists it for that root."""
-    return f"{refused.reason}; {SERVED_MEANWHILE}" if refused.serving else refused.reason
-
-
 def refusal(refused: RefusedView) -> str:
     """A refused root's part of the state's `error`: the folder, then why."""
-    reason = refused_reason(refused)
+    reason = refused.reason
     return reason if reason.startswith(str(refused.folder)) else f"{refused.folder}: {reason}"
 
 
 def joined(error: str | None, refused: RefusedView | None) -> str | None:
-    """An open root's error: why indexing fails, and why its new config was refused."""
-    parts = [part for part in (error, refused_reason(refused) if refused else None) if part]
+    """An open root's error: why indexing fails, and why its config is not in effect."""
+    parts = [part for part in (error, refused.reason if refused else None) if part]
     return "; ".join(parts) or None
 
 
