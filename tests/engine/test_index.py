@@ -252,6 +252,27 @@ def test_a_file_over_the_size_limit_is_skipped_with_a_reason(good_notes, make_en
     _assert_nothing_else_lost(engine, report)
 
 
+def test_a_changed_size_limit_is_applied_to_unchanged_files(good_notes, make_engine, tmp_path):
+    """Raising max_file_bytes indexes the file it skipped; lowering it skips one it indexed (its
+    last chunks stay searchable, as for any skip), though the file was not touched (the scan
+    skips files whose size and mtime did not change)."""
+    (good_notes / "huge.md").write_text("# Huge\n\nGlacier crampons and an ice axe. " + "lorem ipsum " * 200)
+    store = tmp_path / "one-store"
+    small = make_engine(good_notes, config=Config(max_file_bytes=2000), store_dir=store)
+    assert "max_file_bytes" in _reason(small.index(), "huge.md")
+    small.close()
+    large = make_engine(good_notes, config=Config(max_file_bytes=100_000), store_dir=store)
+    report = large.index()
+    assert not [s for s in report.skipped if s.path == "huge.md"] and large.store.file_chunks("huge.md")
+    assert large.search("glacier crampons", mode="lexical", limit=1).hits[0].path == "huge.md"
+    assert large.index().embedded == 0 and not large.index().skipped  # settled: not re-read again
+    large.close()
+    small = make_engine(good_notes, config=Config(max_file_bytes=2000), store_dir=store)
+    assert "max_file_bytes" in _reason(small.index(), "huge.md")
+    assert "max_file_bytes" in dict(small.store.errors())["huge.md"]
+    assert not small.index().skipped  # settled: not re-read at every scan
+
+
 def test_malformed_frontmatter_is_indexed_with_a_reason(good_notes, make_engine):
     (good_notes / "bad-yaml.md").write_text("---\ntitle: [oops\ntags: x\n---\n# Glacier hiking\n\nCrampons and an ice axe.\n")
     engine = make_engine(good_notes)

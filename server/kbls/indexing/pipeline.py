@@ -133,7 +133,8 @@ class IndexPipeline:
                 else:
                     candidates.append(candidate)
         report.scanned = len(candidates)
-        work = [c for c in candidates if force or _changed(c, known.get(c.rel_path))]
+        limit = self.config.max_file_bytes
+        work = [c for c in candidates if force or _changed(c, known.get(c.rel_path), limit)]
         batch = _Batch(self)
         for done, candidate in enumerate(work, 1):
             if cancel is not None and cancel.is_set():
@@ -172,7 +173,7 @@ class IndexPipeline:
             return None
         limit = self.config.max_file_bytes
         if candidate.size > limit:
-            skip(f"larger than max_file_bytes ({candidate.size} > {limit} bytes)")
+            skip(f"{TOO_LARGE} ({candidate.size} > {limit} bytes)")
             return None
         try:
             with open(candidate.abs_path, "rb") as handle:
@@ -180,10 +181,10 @@ class IndexPipeline:
         except FileNotFoundError:
             return None  # deleted between listing and reading: the next scan drops it
         except OSError as exc:
-            skip(f"cannot read: {exc.strerror or exc}")
+            skip(f"{UNREADABLE}: {exc.strerror or exc}")
             return None
         if len(data) > limit:
-            skip(f"larger than max_file_bytes (> {limit} bytes)")
+            skip(f"{TOO_LARGE} (> {limit} bytes)")
             return None
         digest = file_hash(data)
         if not force and row is not None and row.hash == digest and row.error is None:
@@ -224,10 +225,24 @@ class IndexPipeline:
         return PreparedNote(record, {chunk.hash: chunk.text for chunk in chunks})
 
 
-def _changed(candidate: Candidate, row: FileRow | None) -> bool:
+#: how the skip reasons that no edit of the file may undo begin (see `_changed`).
+TOO_LARGE = "larger than max_file_bytes"
+UNREADABLE = "cannot read"
+
+
+def _changed(candidate: Candidate, row: FileRow | None, max_file_bytes: int) -> bool:
+    """Whether a listed file must be read again (not only re-stat'ed)."""
     if row is None or candidate.problem:
         return True
-    return row.size != candidate.size or row.mtime_ns != candidate.mtime_ns
+    if row.size != candidate.size or row.mtime_ns != candidate.mtime_ns:
+        return True
+    # Decisions that leave the file's size and mtime alone: `max_file_bytes` changed since the
+    # file was skipped as too large (or indexed under a larger limit), or its permissions did
+    # (chmod keeps the mtime).
+    error = row.error or ""
+    if error.startswith(TOO_LARGE):
+        return candidate.size <= max_file_bytes
+    return error.startswith(UNREADABLE) or (not error and candidate.size > max_file_bytes)
 
 
 @dataclass
