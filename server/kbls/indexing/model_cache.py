@@ -17,7 +17,6 @@ again. Whatever goes wrong, the caller loads the original model as before.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import logging
 import os
 import shutil
@@ -29,6 +28,7 @@ from pathlib import Path
 import msgspec
 
 from kbls.config import user_cache_dir
+from kbls.hashing import file_sha256
 
 log = logging.getLogger(__name__)
 
@@ -66,14 +66,6 @@ def prepared_folder(source_sha256: str) -> Path:
     return cache_root() / f"{source_sha256[:16]}-ort{_onnxruntime_version()}"
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def verified(folder: Path, source_sha256: str) -> Path | None:
     """The model file of `folder` if its manifest matches the source and every file its digest."""
     try:
@@ -82,7 +74,7 @@ def verified(folder: Path, source_sha256: str) -> Path | None:
             return None
         if set(manifest.files) != {MODEL_FILE, DATA_FILE}:
             return None
-        if any(_sha256(folder / name) != digest for name, digest in manifest.files.items()):
+        if any(file_sha256(folder / name) != digest for name, digest in manifest.files.items()):
             return None
     except (OSError, msgspec.DecodeError, msgspec.ValidationError):
         return None
@@ -123,7 +115,7 @@ def build(source: Path, source_sha256: str, folder: Path) -> None:
     """
     import onnxruntime as ort
 
-    if _sha256(source) != source_sha256:
+    if file_sha256(source) != source_sha256:
         raise ValueError(f"{source} does not have the sha256 {source_sha256}")
     folder.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f".{folder.name}-", dir=folder.parent))
@@ -141,7 +133,7 @@ def build(source: Path, source_sha256: str, folder: Path) -> None:
         ort.InferenceSession(str(source), options, providers=["CPUExecutionProvider"])
         manifest = Manifest(
             source_sha256=source_sha256, onnxruntime=str(ort.__version__),
-            files={name: _sha256(work / name) for name in (MODEL_FILE, DATA_FILE)},
+            files={name: file_sha256(work / name) for name in (MODEL_FILE, DATA_FILE)},
         )
         (work / MANIFEST_FILE).write_bytes(msgspec.json.encode(manifest))
         if verified(folder, source_sha256) is None:
