@@ -180,14 +180,17 @@ def test_two_roots_naming_one_store_are_refused_with_both_named(tmp_path: Path) 
     write(second, "only-second.md", "# Only second\n\nA quokka lives only in the second root.\n")
     session = LspSession([first, second], tmp_path)
     try:
-        session.wait_for(lambda: session.status().roots and session.status().state == "ready", timeout=120,
+        session.wait_for(lambda: (s := session.status()).queue == 0 and s.roots and s.roots[0].files > 0, timeout=120,
                          what="the first root to be indexed")
         message = session.wait_for(
             lambda: [m for m in session.shown() if str(first) in m and str(second) in m], timeout=60,
             what="a message naming both roots",
         )
         assert "store" in message[0], message
-        assert [r.uri for r in session.status().roots] == [first.as_uri()]
+        # The refused root is listed with that error, and the state is `error` (test_refused_roots.py).
+        status = session.status()
+        assert [r.uri for r in status.roots] == [first.as_uri(), second.as_uri()] and status.state == "error"
+        assert status.roots[0].error is None and str(first) in (status.roots[1].error or ""), status.roots
         assert session.paths_found("quokka second root", mode="lexical") == []
     finally:
         session.close()

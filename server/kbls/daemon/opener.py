@@ -106,9 +106,13 @@ class RootOpener:
             self.last_error = str(exc)
             if quiet:
                 return None  # an open root whose store vanished: its job keeps the reason
-            serving = self.registry.get(request.key) is not None
-            reason = f"{exc}; {SERVED_AS_BEFORE}" if serving else str(exc)
-            if self._refuse(request, reason, watch=not serving) and not self.registry.is_reopening(request.key):
+            serving = self.registry.get(request.key)
+            if serving is not None and serving.replaced:
+                news = True  # its store vanished: the retried jobs of the root carry the reason
+            else:
+                reason = f"{exc}; {SERVED_AS_BEFORE}" if serving is not None else str(exc)
+                news = self._refuse(request, reason, watch=serving is None)
+            if news and not self.registry.is_reopening(request.key):
                 self.listener.show(logging.ERROR, f"kbls: {folder}: {exc}")
             if isinstance(exc, (StoreFullError, StoreBusyError)):
                 # Nothing is wrong with the store: open it again once it can be written.
