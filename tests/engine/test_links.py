@@ -161,3 +161,32 @@ def test_a_lone_bracket_has_the_context_the_wiki_link_will_have(lone: str, doubl
     assert first is not None and second is not None
     assert context_around(["# Night", lone], first) == context_around(["# Night", double], second)
     assert opening_at(["a [["], 0, 4) is None and opening_at(["`[`"], 0, 2) is None and opening_at(["ab"], 0, 2) is None
+
+
+def test_a_link_with_a_nul_byte_or_a_huge_path_resolves_to_nothing(
+    root: Path, make_engine: Callable[..., Engine]
+) -> None:
+    """`[x](a%00b.md)` decodes to a path no file system takes: nowhere, not a crashed request."""
+    engine = _engine(root, make_engine, "title")
+    refs = [_path("a\x00b.md"), _path("a\x00b.md", "h"), _wiki("x" * 5000), _path("x" * 5000 + ".md"), _wiki("Sleep hygiene")]
+    targets = engine.links.resolve(SOURCE, refs, [])
+    assert [[t.path for t in found] for found in targets] == [[], [], [], [], ["health/sleep.md"]]
+
+
+def test_a_title_a_wiki_link_cannot_hold_is_not_inserted_bare(root: Path, make_engine: Callable[..., Engine]) -> None:
+    """`#` starts a heading and `|` a label inside `[[…]]`, brackets end it: such a title is
+    the label of a link by the file name, and every inserted link names its note again."""
+    write_link_workspace(root, "title")
+    (root / "csharp.md").write_text("# C# tips\n\nPattern matching in C sharp.\n")
+    (root / "either.md").write_text("# Tea | coffee\n\nMorning drinks compared.\n")
+    (root / "arrays.md").write_text("# Arrays [draft]\n\nIndexing from zero.\n")
+    (root / "today.md").write_text("# Today\n")
+    engine = make_engine(root)
+    engine.index()
+    for typed, path in (("C#", "csharp.md"), ("Tea", "either.md"), ("Arrays", "arrays.md")):
+        found = [s for s in engine.links.suggest("today.md", _query(typed)) if s.path == path]
+        assert found, typed
+        line = "[[" + found[0].insert
+        (ref,) = links_in([line])
+        assert (ref.start, ref.end) == (0, len(line)), line
+        assert [t.path for t in engine.links.resolve("today.md", [ref], [line])[0]] == [path], line

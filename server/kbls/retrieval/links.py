@@ -41,6 +41,9 @@ _ATX = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 _SLUG_DROP = re.compile(r"[^\w\- ]")
 _WORD_START = re.compile(r"(?<=[\s\-_/.])\w")
+#: what would end a wiki link's name or its label early (`kbls.indexing.linkforms.WIKI_LINK`).
+_NOT_IN_WIKI_NAME = re.compile(r"[\[\]|#\n]")
+_NOT_IN_WIKI_LABEL = re.compile(r"[\[\]\n]")
 #: a name with a later word starting with what was typed counts this much of a full prefix.
 WORD_MATCH = 0.7
 #: the names a typed prefix is matched against, in the order a tie is reported.
@@ -169,11 +172,15 @@ class Catalogue:
 
     def wiki_name(self, note: Note, style: LinkStyle) -> str:
         """What goes between `[[` and `]]` for `note` in `style` (without the label)."""
-        if style.form == WikiForm.TITLE and note.title and self._only(note.title, note):
+        if style.form == WikiForm.TITLE and self._writable(note.title, note):
             return note.title
-        if style.form in (WikiForm.TITLE, WikiForm.STEM) and self._only(note_stem(note.path), note):
+        if style.form in (WikiForm.TITLE, WikiForm.STEM) and self._writable(note_stem(note.path), note):
             return note_stem(note.path)
         return note.bare
+
+    def _writable(self, name: str, note: Note) -> bool:
+        """`[[name]]` can be written (no `#`, `|` or bracket cuts it short) and names only `note`."""
+        return bool(name) and not _NOT_IN_WIKI_NAME.search(name) and self._only(name, note)
 
     def _only(self, name: str, note: Note) -> bool:
         """`[[name]]` names `note` and no other (else a link by it would be ambiguous)."""
@@ -220,8 +227,9 @@ def wiki_insert(catalogue: Catalogue, note: Note, style: LinkStyle) -> str:
     """The text after `[[` that links `note`, closing brackets included."""
     name = catalogue.wiki_name(note, style)
     needs_label = style.labelled or (style.form == WikiForm.TITLE and name != note.title)
-    if needs_label and note.title and name != note.title:
-        return f"{name}|{note.title}]]"
+    label = _NOT_IN_WIKI_LABEL.sub("", note.title).strip()
+    if needs_label and label and name != note.title:
+        return f"{name}|{label}]]"
     return f"{name}]]"
 
 
@@ -275,9 +283,12 @@ class LinkResolver:
 
     def inside(self, rel: str) -> Path | None:
         """The file at `rel` when it exists inside the root's real folder (symlinks followed)."""
-        real = Path(os.path.realpath(self.root / rel))
-        if real != self._real_root and real.is_relative_to(self._real_root) and real.is_file():
-            return real
+        try:
+            real = Path(os.path.realpath(self.root / rel))
+            if real != self._real_root and real.is_relative_to(self._real_root) and real.is_file():
+                return real
+        except (OSError, ValueError):  # a NUL byte (`%00` in a link), a name too long for the system
+            pass
         return None
 
     def read_lines(self, rel: str, limit: int) -> list[str] | None:
