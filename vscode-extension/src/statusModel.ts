@@ -63,7 +63,7 @@ export function applyStatusResult(s: StatusSnapshot, r: StatusResult): void {
   const chunks = r.roots.reduce((a, root) => a + root.chunks, 0);
   s.files = files;
   s.chunks = chunks;
-  s.index = { state: r.state, pending: r.queue, files, chunks, message: s.index?.message ?? "" };
+  s.index = { state: r.state, pending: r.queue, files, chunks, message: s.index?.message ?? "", error: r.error };
   if (r.state === "ready" && r.queue === 0) s.progress.clear();
 }
 
@@ -133,7 +133,7 @@ export function renderStatus(s: StatusSnapshot): StatusView {
   if (idx && idx.state === "error") {
     return {
       text: "$(warning) KB: index error",
-      tooltip: `The index reported an error${idx.message ? ": " + idx.message : ""}.` + click,
+      tooltip: `The index reported an error${idx.error || idx.message ? ": " + (idx.error || idx.message) : ""}.` + click,
       busy: false,
       warning: true,
     };
@@ -189,9 +189,12 @@ export function formatStatusMarkdown(r: StatusResult, extra: { command?: string 
     `- **Since start:** ${plural(r.embeddedSinceStart, "chunk")} embedded, ${plural(r.reusedSinceStart, "chunk")} reused`,
   );
   lines.push(`- **Server:** kbls ${mdEscape(r.version)}`);
+  if (r.error) lines.push(`- **Error:** ${mdEscape(r.error)}`);
   if (extra.command) lines.push(`- **Command:** \`${extra.command.replace(/`/g, "'")}\``);
   for (const root of r.roots) {
     lines.push("", `## ${mdEscape(uriToDisplayPath(root.uri))}`, "");
+    // why the root is refused (its .kbls.yaml) or its indexing fails
+    if (root.error) lines.push(`- **Problem:** ${mdEscape(root.error)}`);
     lines.push(`- **Notes:** ${root.files}, **chunks:** ${root.chunks}`);
     lines.push(`- **Store:** ${mdEscape(root.store)} (${formatBytes(root.storeBytes)})`);
     lines.push(`- **Model:** ${mdEscape(root.model)} (${root.dimension} dimensions)`);

@@ -31,9 +31,16 @@ function M.lines(st)
     ("model: %s (dimension %s)"):format(s(st.model), s(st.dimension)),
     ("embedded since start: %s, reused: %s"):format(s(st.embeddedSinceStart), s(st.reusedSinceStart)),
   }
+  if type(st.error) == "string" then
+    lines[#lines + 1] = ("error: %s"):format(st.error)
+  end
   for _, root in ipairs(type(st.roots) == "table" and st.roots or {}) do
     local path = type(root.uri) == "string" and vim.uri_to_fname(root.uri) or s(root.uri)
     lines[#lines + 1] = ("root %s: %s files, %s chunks"):format(path, s(root.files), s(root.chunks))
+    -- why the root is refused (its .kbls.yaml) or its indexing fails; nil/null otherwise
+    if type(root.error) == "string" then
+      lines[#lines + 1] = ("  problem: %s"):format(root.error)
+    end
     lines[#lines + 1] = ("  store: %s (%s)"):format(s(root.store), human_bytes(root.storeBytes))
     if type(root.sqlite) == "table" then
       lines[#lines + 1] = ("  sqlite: %s %s, vec %s"):format(

@@ -31,6 +31,17 @@ describe("kbls.status", function()
     assert.matches("error: broken.md: invalid UTF-8 at byte 12", text, 1, true)
   end)
 
+  it("says why the index or a root is in error (a refused .kbls.yaml, a failing index job)", function()
+    local refused = vim.deepcopy(st)
+    refused.state = "error"
+    refused.error = "/home/me/notes: store: .kbls is inside the workspace root"
+    refused.roots[1].error = "store: .kbls is inside the workspace root"
+    local text = table.concat(status.lines(refused), "\n")
+    assert.matches("error: /home/me/notes: store: .kbls is inside", text, 1, true)
+    assert.matches("  problem: store: .kbls is inside the workspace root", text, 1, true)
+    assert.is_nil(table.concat(status.lines(st), "\n"):find("problem:", 1, true))
+  end)
+
   it("tolerates missing fields and JSON nulls", function()
     local lines = status.lines({ state = "loading", model = vim.NIL })
     assert.matches("kbls %? — loading", lines[1])

@@ -65,6 +65,10 @@ test("loading, error, missing server and failures have their own text", () => {
   m.applyIndexStatus(s, { state: "error", pending: 0, message: "disk full" });
   assert.match(m.renderStatus(s).tooltip, /disk full/);
   assert.equal(m.renderStatus(s).warning, true);
+  m.applyIndexStatus(s, { state: "error", pending: 0, message: "", error: "/n: store: .kbls is inside the root" });
+  assert.match(m.renderStatus(s).tooltip, /error: \/n: store: \.kbls is inside the root/);
+  m.applyStatusResult(s, { ...status, state: "error", error: "/n: cannot write the store" });
+  assert.match(m.renderStatus(s).tooltip, /cannot write the store/);
   s.phase = "notFound";
   s.detail = "install kbls";
   assert.equal(m.renderStatus(s).text, "$(warning) KB: no server");
@@ -88,6 +92,17 @@ test("two progress tokens: the bar follows the latest open one", () => {
   assert.equal(m.renderStatus(s).text, "$(sync~spin) KB: indexing");
   m.applyProgress(s, "a", { kind: "end" });
   assert.equal(m.renderStatus(s).text, "$(sync~spin) KB: starting", "no count yet");
+});
+
+test("formatStatusMarkdown says why the index or a root is in error", () => {
+  const refused = structuredClone(status);
+  refused.state = "error";
+  refused.error = "/home/me/notes: store: .kbls is inside the workspace root";
+  refused.roots[0].error = "store: .kbls is inside the workspace root";
+  const md = m.formatStatusMarkdown(refused);
+  assert.match(md, /- \*\*Error:\*\* \/home\/me\/notes: store: \.kbls is inside/);
+  assert.match(md, /- \*\*Problem:\*\* store: \.kbls is inside the workspace root/);
+  assert.doesNotMatch(m.formatStatusMarkdown(status), /Problem:|Error:/);
 });
 
 test("formatStatusMarkdown makes kb/status readable", () => {
