@@ -190,3 +190,19 @@ def test_a_title_a_wiki_link_cannot_hold_is_not_inserted_bare(root: Path, make_e
         (ref,) = links_in([line])
         assert (ref.start, ref.end) == (0, len(line)), line
         assert [t.path for t in engine.links.resolve("today.md", [ref], [line])[0]] == [path], line
+
+
+def test_a_huge_alias_costs_the_catalogue_no_more_than_a_long_name(
+    root: Path, make_engine: Callable[..., Engine]
+) -> None:
+    """Every word start of a name is a prefix key: a 20,000-character alias of short words made
+    10,000 keys of up to 20,000 characters each (quadratic; 200 KB would take gigabytes)."""
+    write_link_workspace(root, "title")
+    words = " ".join(f"w{i}" for i in range(4000))
+    (root / "huge.md").write_text(f'---\naliases: ["{words}"]\n---\n# Huge\n\nA note with one long alias.\n')
+    engine = make_engine(root)
+    engine.index()
+    catalogue = engine.links.catalogue()
+    assert sum(len(key) for key in catalogue._keys) < 2_000_000
+    assert [s.path for s in engine.links.suggest("x.md", _query("w12"))] == ["huge.md"]
+    assert [n.path for n in catalogue.named(words, "x.md")] == ["huge.md"]

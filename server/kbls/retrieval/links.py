@@ -46,6 +46,9 @@ _NOT_IN_WIKI_NAME = re.compile(r"[\[\]|#\n]")
 _NOT_IN_WIKI_LABEL = re.compile(r"[\[\]\n]")
 #: a name with a later word starting with what was typed counts this much of a full prefix.
 WORD_MATCH = 0.7
+#: how much of a name its prefix keys cover (a key per word start: a longer name, such as an alias
+#: of thousands of words, would cost quadratic memory; a title is cut at 300 characters too).
+NAME_KEY_CHARS = 300
 #: the names a typed prefix is matched against, in the order a tie is reported.
 NAME_KINDS = ("title", "alias", "file name", "path")
 
@@ -98,7 +101,8 @@ class Catalogue:
     by_stem: dict[str, list[Note]] = field(default_factory=dict)
     by_title: dict[str, list[Note]] = field(default_factory=dict)
     by_alias: dict[str, list[Note]] = field(default_factory=dict)
-    #: every lowercased name and every word-start suffix of one, sorted, for prefix look-ups;
+    #: every lowercased name (its first NAME_KEY_CHARS) and every word-start suffix of that, sorted,
+    #: for prefix look-ups;
     #: `_entries[i]` is (note index, name kind index, score) of `_keys[i]`.
     _keys: list[str] = field(default_factory=list)
     _entries: list[tuple[int, int, float]] = field(default_factory=list)
@@ -116,7 +120,7 @@ class Catalogue:
                 made.by_alias.setdefault(alias.lower().strip(), []).append(note)
             names = [(0, note.title), *((1, a) for a in note.aliases), (2, note.path.rsplit("/", 1)[-1]), (3, note.path)]
             for kind, name in names:
-                lowered = name.lower()
+                lowered = name.lower()[:NAME_KEY_CHARS]
                 pairs.append((lowered, (index, kind, 1.0)))
                 pairs.extend((lowered[m.start() :], (index, kind, WORD_MATCH)) for m in _WORD_START.finditer(lowered))
         pairs.sort(key=lambda pair: pair[0])
