@@ -31,6 +31,7 @@ from watchdog.events import (
     FileSystemEventHandler,
 )
 from watchdog.observers import Observer
+from watchdog.observers.api import BaseObserver
 
 from kbls.config import CONFIG_FILE
 from kbls.indexing.scan import ALWAYS_SKIPPED_DIRS
@@ -96,6 +97,24 @@ class Debouncer:
         self._thread.join(timeout=2)
 
 
+def _observer(handler: FileSystemEventHandler, folder: Path, *, recursive: bool) -> BaseObserver:
+    """A daemon-thread observer of `folder` (not started)."""
+    observer = Observer()
+    observer.daemon = True
+    observer.schedule(handler, str(folder), recursive=recursive)
+    return observer
+
+
+def _stop(observer: BaseObserver, debouncer: Debouncer, watched: Path) -> None:
+    """Stop a watcher's observer, then its debouncer; never raises into shutdown."""
+    try:
+        observer.stop()
+        observer.join(timeout=2)
+    except Exception:
+        log.exception("cannot stop the watcher of %s", watched)
+    debouncer.stop()
+
+
 class _Handler(FileSystemEventHandler):
     def __init__(self, watcher: RootWatcher) -> None:
         self.watcher = watcher
@@ -129,20 +148,13 @@ class RootWatcher:
         self._config_changed = False
         self.ignored_dirs = tuple(Path(os.path.abspath(d)) for d in ignored_dirs)
         self.debouncer = Debouncer(self._flush, delay=delay)
-        self.observer = Observer()
-        self.observer.daemon = True
-        self.observer.schedule(_Handler(self), str(self.root), recursive=True)
+        self.observer = _observer(_Handler(self), self.root, recursive=True)
 
     def start(self) -> None:
         self.observer.start()
 
     def stop(self) -> None:
-        try:
-            self.observer.stop()
-            self.observer.join(timeout=2)
-        except Exception:  # stopping must never raise into shutdown
-            log.exception("cannot stop the watcher of %s", self.root)
-        self.debouncer.stop()
+        _stop(self.observer, self.debouncer, self.root)
 
     def _flush(self, paths: set[str], rescan: bool) -> None:
         if self._config_changed and self.on_config is not None:
@@ -215,20 +227,13 @@ class ConfigWatcher:
     def __init__(self, folder: Path, on_change: Callable[[], None], *, delay: float = 0.2) -> None:
         self.config = Path(os.path.abspath(folder)) / CONFIG_FILE
         self.debouncer = Debouncer(lambda _paths, _rescan: on_change(), delay=delay)
-        self.observer = Observer()
-        self.observer.daemon = True
-        self.observer.schedule(_ConfigHandler(self), str(self.config.parent), recursive=False)
+        self.observer = _observer(_ConfigHandler(self), self.config.parent, recursive=False)
 
     def start(self) -> None:
         self.observer.start()
 
     def stop(self) -> None:
-        try:
-            self.observer.stop()
-            self.observer.join(timeout=2)
-        except Exception:  # stopping must never raise into shutdown
-            log.exception("cannot stop the config watcher of %s", self.config)
-        self.debouncer.stop()
+        _stop(self.observer, self.debouncer, self.config)
 
     def handle(self, event: FileSystemEvent) -> None:
         sources = [event.src_path]
