@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -206,3 +207,32 @@ def test_a_huge_alias_costs_the_catalogue_no_more_than_a_long_name(
     assert sum(len(key) for key in catalogue._keys) < 2_000_000
     assert [s.path for s in engine.links.suggest("x.md", _query("w12"))] == ["huge.md"]
     assert [n.path for n in catalogue.named(words, "x.md")] == ["huge.md"]
+
+
+def test_many_links_to_headings_read_each_note_once(
+    root: Path, make_engine: Callable[..., Engine], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A document's links are resolved on every change (documentLink, up to 2,000 links): each
+    link to a heading read its note again (up to 2 MB) and scanned it; now once per request."""
+    write_link_workspace(root, "title")
+    (root / "glossary.md").write_text("# Glossary\n\n" + "".join(f"## Term {i}\n\nAbout it.\n\n" for i in range(20)))
+    (root / "today.md").write_text("# Today\n")
+    engine = make_engine(root)
+    engine.index()
+    reads: list[str] = []
+    read_lines = engine.links.resolver.read_lines
+
+    def counted(rel: str, limit: int) -> list[str] | None:
+        reads.append(rel)
+        return read_lines(rel, limit)
+
+    monkeypatch.setattr(engine.links.resolver, "read_lines", counted)
+    refs = [_wiki("glossary", f"Term {i % 20}") for i in range(400)] + [_wiki("", "Own")] * 400
+    lines = ["# Today", *(["text"] * 20_000), "## Own"]
+    started = time.perf_counter()
+    targets = engine.links.resolve("today.md", refs, lines)
+    elapsed = time.perf_counter() - started
+    assert [found[0].line for found in targets[:20]] == [2 + 4 * i for i in range(20)]
+    assert {(found[0].path, found[0].line) for found in targets[400:]} == {("today.md", 20_001)}
+    assert reads == ["glossary.md"]
+    assert elapsed < 1.0, elapsed

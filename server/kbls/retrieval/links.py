@@ -278,6 +278,10 @@ def relative_target(source: str, target: str) -> str | None:
     return joined
 
 
+#: per note path: the lines of each heading looked up so far, and the note's lines.
+HeadingLines = dict[str, tuple[dict[str, int], list[str]]]
+
+
 class LinkResolver:
     """Resolves links of one root against a `Catalogue`; reads files only inside the root."""
 
@@ -307,8 +311,11 @@ class LinkResolver:
         decoded = decode_text(data)
         return decoded.text.split("\n") if decoded is not None else None
 
-    def resolve(self, catalogue: Catalogue, source: str, ref: LinkRef, source_lines: list[str]) -> list[LinkTarget]:
-        """Where `ref` (a link in the note at `source`) leads, best first; [] if nowhere."""
+    def resolve(
+        self, catalogue: Catalogue, source: str, ref: LinkRef, source_lines: list[str], seen: HeadingLines | None = None
+    ) -> list[LinkTarget]:
+        """Where `ref` (a link in the note at `source`) leads, best first; [] if nowhere. `seen`
+        keeps the headings found across the links of one request (each note is read once)."""
         notes: list[Note]
         if ref.kind == LinkKind.WIKI and not ref.target:  # [[#heading]]: this note
             notes = [catalogue.by_path.get(source) or Note(0, source, "", (), "", "")]
@@ -324,11 +331,21 @@ class LinkResolver:
                     return []
                 return [LinkTarget(rel, 0, "")]  # a file of the root that is not a note (an image)
             notes = [note]
-        return [self._at_heading(note, ref.heading, source, source_lines) for note in notes if self.inside(note.path)]
+        seen = {} if seen is None else seen
+        return [
+            self._at_heading(note, ref.heading, source, source_lines, seen) for note in notes if self.inside(note.path)
+        ]
 
-    def _at_heading(self, note: Note, heading: str | None, source: str, source_lines: list[str]) -> LinkTarget:
+    def _at_heading(
+        self, note: Note, heading: str | None, source: str, source_lines: list[str], seen: HeadingLines
+    ) -> LinkTarget:
         line = 0
         if heading:
-            lines = source_lines if note.path == source else self.read_lines(note.path, MAX_HEADING_READ_BYTES)
-            line = heading_line(lines or [], heading) or 0
+            if note.path not in seen:
+                lines = source_lines if note.path == source else self.read_lines(note.path, MAX_HEADING_READ_BYTES)
+                seen[note.path] = ({}, lines or [])
+            found, lines = seen[note.path]
+            if heading not in found:
+                found[heading] = heading_line(lines, heading) or 0
+            line = found[heading]
         return LinkTarget(note.path, line, note.title)

@@ -23,6 +23,7 @@ from kbls.retrieval.links import (
     STYLE_SAMPLE_BYTES,
     STYLE_SAMPLE_FILES,
     Catalogue,
+    HeadingLines,
     LinkResolver,
     LinkStyle,
     LinkTarget,
@@ -147,7 +148,8 @@ class NoteLinks:
     def resolve(self, source: str, refs: list[LinkRef], source_lines: list[str]) -> list[list[LinkTarget]]:
         """Where each link of the note at `source` leads, best first ([] where nowhere)."""
         catalogue = self.catalogue()
-        return [self.resolver.resolve(catalogue, source, ref, source_lines) for ref in refs]
+        seen: HeadingLines = {}
+        return [self.resolver.resolve(catalogue, source, ref, source_lines, seen) for ref in refs]
 
     # -- completion -----------------------------------------------------------------------------
     def suggest(self, source: str, query: LinkQuery) -> list[LinkSuggestion]:
