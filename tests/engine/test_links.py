@@ -236,3 +236,21 @@ def test_many_links_to_headings_read_each_note_once(
     assert {(found[0].path, found[0].line) for found in targets[400:]} == {("today.md", 20_001)}
     assert reads == ["glossary.md"]
     assert elapsed < 1.0, elapsed
+
+
+def test_links_to_setext_headings_and_not_to_front_matter(root: Path, make_engine: Callable[..., Engine]) -> None:
+    """The indexer reads underlined (setext) headings; a link to one opens at it. A front matter
+    line above its closing `---` is no heading, nor a shell comment in a code block."""
+    write_link_workspace(root, "title")
+    text = (
+        "---\ntitle: Setext\n# draft\n---\n\nIntro.\n\nFirst part\n==========\n\nBody.\n\n"
+        "```sh\n# Comment\n```\n\nSecond part\n-----------\n\nMore.\n"
+    )
+    (root / "setext.md").write_text(text)
+    (root / "today.md").write_text("# Today\n")
+    engine = make_engine(root)
+    engine.index()
+    lines = text.split("\n")
+    refs = [_wiki("setext", h) for h in ("First part", "second-part", "title: Setext", "draft", "Comment")]
+    targets = engine.links.resolve("today.md", refs, [])
+    assert [found[0].line for found in targets] == [lines.index("First part"), lines.index("Second part"), 0, 0, 0]

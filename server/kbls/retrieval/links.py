@@ -39,6 +39,7 @@ STYLE_SAMPLE_BYTES = 64 * 1024
 
 _ATX = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
+_SETEXT = re.compile(r"^\s{0,3}(=+|-+)\s*$")
 _SLUG_DROP = re.compile(r"[^\w\- ]")
 _WORD_START = re.compile(r"(?<=[\s\-_/.])\w")
 #: what would end a wiki link's name or its label early (`kbls.indexing.linkforms.WIKI_LINK`).
@@ -249,24 +250,42 @@ def heading_slug(text: str) -> str:
 
 
 def heading_line(lines: list[str], heading: str) -> int | None:
-    """The 0-based line of the ATX heading named `heading` (its text or its slug), not in code."""
+    """The 0-based line of the heading named `heading` (its text or its slug): ATX (`## Text`)
+    or setext (`Text` over `===` or `---`), not in code nor in front matter."""
     wanted, slug = heading.strip().lower(), heading_slug(heading)
+
+    def named(text: str) -> bool:
+        return text.strip().lower() == wanted or heading_slug(text) == slug
+
     fence: str | None = None
-    for number, line in enumerate(lines):
+    paragraph: int | None = None  # the line a setext underline would make a heading
+    for number in range(_front_matter_end(lines), len(lines)):
+        line = lines[number]
         opened = _FENCE.match(line)
         if opened:
             marker = opened.group(1)
             if fence is None:
                 fence = marker[0] * len(marker)
-            elif marker.startswith(fence):
+            elif marker.startswith(fence) and not line.strip()[len(marker) :].strip():
                 fence = None
+            paragraph = None
             continue
         if fence is not None:
             continue
         match = _ATX.match(line)
-        if match and (match.group(2).strip().lower() == wanted or heading_slug(match.group(2)) == slug):
+        if match and named(match.group(2)):
             return number
+        if paragraph is not None and _SETEXT.match(line) and named(lines[paragraph]):
+            return paragraph
+        paragraph = number if line.strip() and not match else None
     return None
+
+
+def _front_matter_end(lines: list[str]) -> int:
+    """The first line after a leading `---` front matter block (0 when there is none)."""
+    if not lines or lines[0].rstrip() != "---":
+        return 0
+    return next((n + 1 for n in range(1, len(lines)) if lines[n].rstrip() in ("---", "...")), 0)
 
 
 def relative_target(source: str, target: str) -> str | None:
