@@ -254,3 +254,11 @@ def test_links_to_setext_headings_and_not_to_front_matter(root: Path, make_engin
     refs = [_wiki("setext", h) for h in ("First part", "second-part", "title: Setext", "draft", "Comment")]
     targets = engine.links.resolve("today.md", refs, [])
     assert [found[0].line for found in targets] == [lines.index("First part"), lines.index("Second part"), 0, 0, 0]
+
+
+def test_a_link_to_a_heading_of_a_note_not_yet_saved(root: Path, make_engine: Callable[..., Engine]) -> None:
+    """A new note open in the editor, never saved: its own headings are in its text."""
+    engine = _engine(root, make_engine, "title")
+    lines = ["# New", "", "## Plans", "[[#Plans]] [x](#plans)"]
+    found = engine.links.resolve("new.md", [_wiki("", "Plans"), _path("", "plans")], lines)
+    assert [[(t.path, t.line) for t in targets] for targets in found] == [[("new.md", 2)], [("new.md", 2)]]

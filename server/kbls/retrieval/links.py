@@ -336,12 +336,14 @@ class LinkResolver:
         """Where `ref` (a link in the note at `source`) leads, best first; [] if nowhere. `seen`
         keeps the headings found across the links of one request (each note is read once)."""
         notes: list[Note]
-        if ref.kind == LinkKind.WIKI and not ref.target:  # [[#heading]]: this note
-            notes = [catalogue.by_path.get(source) or Note(0, source, "", (), "", "")]
-        elif ref.kind == LinkKind.WIKI:
+        seen = {} if seen is None else seen
+        if not ref.target:  # [[#heading]], [x](#heading): this note, read from its text (maybe not saved yet)
+            own = catalogue.by_path.get(source) or Note(0, source, "", (), "", "")
+            return [self._at_heading(own, ref.heading, source, source_lines, seen)]
+        if ref.kind == LinkKind.WIKI:
             notes = catalogue.named(ref.target, source)
         else:
-            rel = relative_target(source, ref.target) if ref.target else source
+            rel = relative_target(source, ref.target)
             if rel is None:
                 return []
             note = catalogue.by_path.get(rel) or catalogue.by_path.get(rel + ".md")
@@ -350,7 +352,6 @@ class LinkResolver:
                     return []
                 return [LinkTarget(rel, 0, "")]  # a file of the root that is not a note (an image)
             notes = [note]
-        seen = {} if seen is None else seen
         return [
             self._at_heading(note, ref.heading, source, source_lines, seen) for note in notes if self.inside(note.path)
         ]
