@@ -262,3 +262,14 @@ def test_a_link_to_a_heading_of_a_note_not_yet_saved(root: Path, make_engine: Ca
     lines = ["# New", "", "## Plans", "[[#Plans]] [x](#plans)"]
     found = engine.links.resolve("new.md", [_wiki("", "Plans"), _path("", "plans")], lines)
     assert [[(t.path, t.line) for t in targets] for targets in found] == [[("new.md", 2)], [("new.md", 2)]]
+
+
+def test_the_context_of_a_short_paragraph_stops_at_its_heading() -> None:
+    """A heading right above the paragraph is its topic, read without its `#`s; the lines above
+    that heading belong to another section and are not joined (they were, up to 40 lines)."""
+    lines = ["# Diet", "Coffee after noon and late meals.", "", "## Sleep", "Short [["]
+    at = typing_at(lines, 4, 8)
+    assert at is not None and context_around(lines, at) == "Sleep Short"
+    below = ["# Diet", "Coffee after noon.", "", "## Sleep", "Dark room, cool air, no screens, and a fixed hour [["]
+    at = typing_at(below, 4, len(below[4]))
+    assert at is not None and context_around(below, at) == "Sleep Dark room, cool air, no screens, and a fixed hour"

@@ -207,9 +207,13 @@ def context_around(lines: list[str], typing: LinkTyping) -> str:
     own = lines[typing.line]
     cut = own[: typing.link_start] + own[typing.replace_end :]
     parts = [*lines[first : typing.line], cut, *lines[typing.line + 1 : last + 1]]
-    text = " ".join(p.strip() for p in parts if p.strip())
+    text = " ".join(_words(p) for p in parts if p.strip())
     top = first
-    while len(text) < MIN_CONTEXT_CHARS and top > 0 and typing.line - top < CONTEXT_LINES_ABOVE:
+    # the paragraph may start at its heading (`_paragraph`): nothing above that is its section
+    while (
+        len(text) < MIN_CONTEXT_CHARS and top > 0 and typing.line - top < CONTEXT_LINES_ABOVE
+        and not _HEADING.match(lines[top])
+    ):
         top -= 1
         above = lines[top].strip()
         if above:
@@ -217,6 +221,11 @@ def context_around(lines: list[str], typing: LinkTyping) -> str:
         if _HEADING.match(lines[top]):
             break
     return _wiki_labels(text)[-MAX_CONTEXT_CHARS:]
+
+
+def _words(line: str) -> str:
+    """A line as prose: a heading without its `#`s."""
+    return line.strip().lstrip("#").strip() if _HEADING.match(line) else line.strip()
 
 
 def _wiki_labels(text: str) -> str:
