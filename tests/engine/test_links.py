@@ -273,3 +273,18 @@ def test_the_context_of_a_short_paragraph_stops_at_its_heading() -> None:
     below = ["# Diet", "Coffee after noon.", "", "## Sleep", "Dark room, cool air, no screens, and a fixed hour [["]
     at = typing_at(below, 4, len(below[4]))
     assert at is not None and context_around(below, at) == "Sleep Dark room, cool air, no screens, and a fixed hour"
+
+
+def test_completing_inside_a_written_link_replaces_its_name() -> None:
+    """With the cursor inside an existing link's name, the completion (which brings its own
+    closing) replaced only what was before the cursor: `[[Sl|eep]]` became `[[Sleep]]eep]]`."""
+    inside = typing_at(["a [[Sl" + "eep]] b"], 0, 6)
+    assert inside is not None and (inside.typed, inside.replace_start, inside.replace_end) == ("Sl", 4, 11)
+    path = typing_at(["a [x](../he" + "alth.md) b"], 0, 11)
+    assert path is not None and (path.typed, path.replace_start, path.replace_end) == ("../he", 6, 19)
+    # a label or heading after the name would be lost or doubled: no completion there
+    assert typing_at(["[[Sl" + "eep|label]]"], 0, 4) is None and typing_at(["[[Sl" + "eep#Part]]"], 0, 4) is None
+    closed = typing_at(["[[Sl]] and more"], 0, 4)
+    assert closed is not None and (closed.replace_start, closed.replace_end) == (2, 6)
+    open_ended = typing_at(["[[Sl and more"], 0, 4)
+    assert open_ended is not None and (open_ended.replace_start, open_ended.replace_end) == (2, 4)

@@ -31,6 +31,10 @@ _HEADING = re.compile(r"^\s{0,3}#{1,6}(\s|$)")
 # What is being typed: an open `[[` with no `]` after it, or an open `[label](`.
 _OPEN_WIKI = re.compile(r"\[\[([^\[\]\n]*)$")
 _OPEN_MDLINK = re.compile(r"\[([^\[\]\n]*)\]\(([^()\s]*)$")
+# What follows the cursor of a written link: the rest of its name, then its close, or a heading
+# or label and then its close (group 2).
+_WIKI_REST = re.compile(r"[^\[\]|#\n]*(\]\]|[|#][^\[\]\n]*\]\])")
+_MDLINK_REST = re.compile(r"[^()\s#]*(\)|#[^()\s]*\))")
 
 
 class LinkKind(str, Enum):
@@ -70,7 +74,7 @@ class LinkTyping(TypedLink):
     line: int
     #: where the link's opening `[[` or `[` is.
     link_start: int
-    #: the typed part (after `[[` or `(`), plus a closing `]]` or `)` right after the cursor.
+    #: the typed part (after `[[` or `(`), plus, inside a written link, the rest of its name and its `]]` or `)`.
     replace_start: int
     replace_end: int
     #: where an empty markdown label (`[](`) is, so a completion can fill it; None otherwise.
@@ -156,17 +160,29 @@ def typing_at(lines: list[str], line: int, character: int) -> LinkTyping | None:
         typed = wiki.group(1)
         if "|" in typed or "#" in typed:
             return None  # typing the label or the heading: not a note name
-        end = character + (2 if after.startswith("]]") else 0)
+        end = _replace_end(_WIKI_REST.match(after), "]]", character)
+        if end is None:
+            return None  # in the name of a link with a heading or label: a completion would lose it
         return LinkTyping(LinkKind.WIKI, typed, line, wiki.start(), wiki.start(1), end)
     markdown = _OPEN_MDLINK.search(before)
     if markdown is not None:
         typed = markdown.group(2)
         if URL_SCHEME.match(typed) or "#" in typed or typed.startswith("//"):
             return None
-        end = character + (1 if after.startswith(")") else 0)
+        end = _replace_end(_MDLINK_REST.match(after), ")", character)
+        if end is None:
+            return None
         label_at = markdown.start(1) if not markdown.group(1) else None
         return LinkTyping(LinkKind.PATH, unquote(typed), line, markdown.start(), markdown.start(2), end, label_at)
     return None
+
+
+def _replace_end(rest: re.Match[str] | None, close: str, character: int) -> int | None:
+    """Where a completion's text ends: the cursor, or (inside a written link) the link's close,
+    the rest of its name included; None when a heading or label follows the name."""
+    if rest is None:
+        return character
+    return character + rest.end() if rest.group(1) == close else None
 
 
 def opening_at(lines: list[str], line: int, character: int) -> LinkTyping | None:
