@@ -288,3 +288,19 @@ def test_completing_inside_a_written_link_replaces_its_name() -> None:
     assert closed is not None and (closed.replace_start, closed.replace_end) == (2, 6)
     open_ended = typing_at(["[[Sl and more"], 0, 4)
     assert open_ended is not None and (open_ended.replace_start, open_ended.replace_end) == (2, 4)
+
+
+def test_a_link_to_a_repeated_heading_by_its_numbered_anchor(root: Path, make_engine: Callable[..., Engine]) -> None:
+    """GitHub numbers a repeated heading's anchor (`#notes`, `#notes-1`, `#notes-2`), as the
+    tables of contents it writes link them."""
+    write_link_workspace(root, "title")
+    text = "# Trips\n\n## Kyoto\n\n### Notes\n\nA.\n\n## Lisbon\n\n### Notes\n\nB.\n\n## Oslo\n\n### Notes\n\nC.\n"
+    (root / "trips.md").write_text(text)
+    (root / "today.md").write_text("# Today\n")
+    engine = make_engine(root)
+    engine.index()
+    lines = text.split("\n")
+    notes = [n for n, line in enumerate(lines) if line == "### Notes"]
+    refs = [_path("trips.md", anchor) for anchor in ("notes", "notes-1", "notes-2", "notes-3", "Notes")]
+    targets = engine.links.resolve("today.md", refs, [])
+    assert [found[0].line for found in targets] == [*notes, 0, notes[0]]

@@ -250,12 +250,17 @@ def heading_slug(text: str) -> str:
 
 
 def heading_line(lines: list[str], heading: str) -> int | None:
-    """The 0-based line of the heading named `heading` (its text or its slug): ATX (`## Text`)
-    or setext (`Text` over `===` or `---`), not in code nor in front matter."""
+    """The 0-based line of the heading named `heading` (its text or its anchor, numbered as
+    GitHub numbers a repeated one: `notes`, `notes-1`): ATX (`## Text`) or setext (`Text` over
+    `===` or `---`), not in code nor in front matter."""
     wanted, slug = heading.strip().lower(), heading_slug(heading)
+    anchors: Counter[str] = Counter()
 
     def named(text: str) -> bool:
-        return text.strip().lower() == wanted or heading_slug(text) == slug
+        base = heading_slug(text)
+        repeat = anchors[base]
+        anchors[base] += 1
+        return text.strip().lower() == wanted or (f"{base}-{repeat}" if repeat else base) == slug
 
     fence: str | None = None
     paragraph: int | None = None  # the line a setext underline would make a heading
