@@ -26,6 +26,7 @@ from enum import Enum
 from pathlib import Path
 from urllib.parse import quote
 
+from kbls.indexing.parse import MAX_FRONTMATTER_LINES
 from kbls.indexing.text import decode_text
 from kbls.notepath import file_stem, note_stem
 from kbls.retrieval.linksyntax import LinkKind, LinkRef, links_in
@@ -287,10 +288,12 @@ def heading_line(lines: list[str], heading: str) -> int | None:
 
 
 def _front_matter_end(lines: list[str]) -> int:
-    """The first line after a leading `---` front matter block (0 when there is none)."""
+    """The first line after a leading `---` front matter block (0 when there is none), as the
+    indexer reads one (`kbls.indexing.parse`: closed within MAX_FRONTMATTER_LINES)."""
     if not lines or lines[0].rstrip() != "---":
         return 0
-    return next((n + 1 for n in range(1, len(lines)) if lines[n].rstrip() in ("---", "...")), 0)
+    closing = range(1, min(len(lines), MAX_FRONTMATTER_LINES))
+    return next((n + 1 for n in closing if lines[n].rstrip() in ("---", "...")), 0)
 
 
 def relative_target(source: str, target: str) -> str | None:
