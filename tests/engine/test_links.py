@@ -304,3 +304,19 @@ def test_a_link_to_a_repeated_heading_by_its_numbered_anchor(root: Path, make_en
     refs = [_path("trips.md", anchor) for anchor in ("notes", "notes-1", "notes-2", "notes-3", "Notes")]
     targets = engine.links.resolve("today.md", refs, [])
     assert [found[0].line for found in targets] == [*notes, 0, notes[0]]
+
+
+def test_a_markdown_link_label_from_a_title_with_brackets_is_still_a_link(
+    root: Path, make_engine: Callable[..., Engine]
+) -> None:
+    """The title fills an empty label (`[](`): brackets in it made text no link form reads."""
+    write_link_workspace(root, "title")
+    (root / "arrays.md").write_text("# Arrays [draft]\n\nIndexing from zero.\n")
+    (root / "today.md").write_text("# Today\n")
+    engine = make_engine(root)
+    engine.index()
+    (found,) = [s for s in engine.links.suggest("today.md", _query("Arrays", LinkKind.PATH)) if s.path == "arrays.md"]
+    line = f"[{found.label}](" + found.insert
+    (ref,) = links_in([line])
+    assert (ref.start, ref.end, found.label) == (0, len(line), "Arrays draft")
+    assert [t.path for t in engine.links.resolve("today.md", [ref], [line])[0]] == ["arrays.md"]

@@ -43,9 +43,9 @@ _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 _SETEXT = re.compile(r"^\s{0,3}(=+|-+)\s*$")
 _SLUG_DROP = re.compile(r"[^\w\- ]")
 _WORD_START = re.compile(r"(?<=[\s\-_/.])\w")
-#: what would end a wiki link's name or its label early (`kbls.indexing.linkforms.WIKI_LINK`).
+#: what would end a wiki link's name, or either link's label, early (`kbls.indexing.linkforms`).
 _NOT_IN_WIKI_NAME = re.compile(r"[\[\]|#\n]")
-_NOT_IN_WIKI_LABEL = re.compile(r"[\[\]\n]")
+_NOT_IN_LABEL = re.compile(r"[\[\]]")
 #: a name with a later word starting with what was typed counts this much of a full prefix.
 WORD_MATCH = 0.7
 #: how much of a name its prefix keys cover (a key per word start: a longer name, such as an alias
@@ -233,10 +233,15 @@ def wiki_insert(catalogue: Catalogue, note: Note, style: LinkStyle) -> str:
     """The text after `[[` that links `note`, closing brackets included."""
     name = catalogue.wiki_name(note, style)
     needs_label = style.labelled or (style.form == WikiForm.TITLE and name != note.title)
-    label = _NOT_IN_WIKI_LABEL.sub("", note.title).strip()
+    label = link_label(note.title)
     if needs_label and label and name != note.title:
         return f"{name}|{label}]]"
     return f"{name}]]"
+
+
+def link_label(title: str) -> str:
+    """`title` as a link's label: without brackets, which neither link form takes in one."""
+    return " ".join(_NOT_IN_LABEL.sub("", title).split())
 
 
 def markdown_path(source: str, target: str) -> str:

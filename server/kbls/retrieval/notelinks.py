@@ -30,6 +30,7 @@ from kbls.retrieval.links import (
     Note,
     StyleCounts,
     count_styles,
+    link_label,
     markdown_path,
     wiki_insert,
 )
@@ -181,7 +182,7 @@ class NoteLinks:
                 markdown_path(source, note.path) + ")"
             )
             out.append(LinkSuggestion(
-                path=note.path, title=note.title, insert=insert, label=note.title,
+                path=note.path, title=note.title, insert=insert, label=link_label(note.title),
                 breadcrumb=row.breadcrumb if row else note.title, snippet=make_snippet(row.body, []) if row else "",
                 line=row.start_line if row else 0, score=round(score, 6), matched=which,
                 meaning=round(meaning[note.id][0], 4) if note.id in meaning else None,
