@@ -57,3 +57,16 @@ def test_unindexed_or_outside_paths(kb, tmp_path):
     assert kb.related(kb.root / "no/such/note.md") == []
     with pytest.raises(OutsideRootError):
         kb.related(tmp_path / "elsewhere.md")
+
+
+def test_a_markdown_link_without_the_extension_relates_both_notes(root, note, make_engine):
+    """`[x](kettle)` opens kettle.md (definition adds `.md` as well): related counts it both ways."""
+    note("tea.md", "# Tea\n\nSee [the kettle](kettle) before brewing.\n")
+    note("kettle.md", "# Kettle\n\nDescale it monthly.\n")
+    note("far/away.md", "# Shipping\n\nContainer freight rates.\n")
+    engine = make_engine(root)
+    engine.index()
+    from_tea = _by_path(engine.related(root / "tea.md"))
+    assert "linked from here" in from_tea["kettle.md"].reasons
+    from_kettle = _by_path(engine.related(root / "kettle.md"))
+    assert "links here" in from_kettle["tea.md"].reasons

@@ -62,11 +62,15 @@ def related_notes(store: Store, vectors: VectorIndex, root: Path, rel: str, line
                 if best is None or score > best.similarity:
                     candidates[row.file_id] = _Candidate(rowid, score, row.breadcrumb)
     outgoing = store.outgoing_links(file_id)
+    # a markdown link may leave out `.md`, as definition reads it (`LinkResolver.resolve`)
+    paths = [t for k, t in outgoing if k == "path"]
     links_to = store.resolve_link_targets(
-        [t for k, t in outgoing if k == "path"], [t for k, t in outgoing if k == "wiki"]
+        [*paths, *(t + ".md" for t in paths)], [t for k, t in outgoing if k == "wiki"]
     )
     names = {file_stem(rel), rel, rel.rsplit(".", 1)[0], info.title, *info.aliases}
     linked_from = store.incoming_links(rel, sorted(names))
+    if rel.endswith(".md"):
+        linked_from |= store.incoming_links(rel.removesuffix(".md"), [])
     shared = store.files_sharing_tags(file_id)
     extra_ids = (links_to | linked_from | set(shared)) - set(candidates) - {file_id}
     for other, rowid in store.first_chunk_of_files(extra_ids).items():
