@@ -2,22 +2,30 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
+
 import pytest
 
+from kbls.engine import Engine
 from kbls.errors import OutsideRootError
+from kbls.results import Hit
+
+Note = Callable[[str, str], Path]
+MakeEngine = Callable[..., Engine]
 
 
-def _by_path(hits) -> dict:
+def _by_path(hits: list[Hit]) -> dict[str, Hit]:
     return {h.path: h for h in hits}
 
 
 @pytest.mark.parametrize("rel", ["rust/ownership.md", "rust/borrowing.md", "cooking/pasta.md", "meeting-notes.rst"])
-def test_a_note_is_never_related_to_itself(kb, rel):
+def test_a_note_is_never_related_to_itself(kb: Engine, rel: str) -> None:
     hits = kb.related(kb.root / rel, limit=20)
     assert rel not in [h.path for h in hits]
 
 
-def test_the_link_graph_appears_in_the_reasons(kb):
+def test_the_link_graph_appears_in_the_reasons(kb: Engine) -> None:
     """ownership.md links [[Borrowing]]; borrowing.md links (ownership.md)."""
     from_ownership = _by_path(kb.related(kb.root / "rust/ownership.md"))
     assert "linked from here" in from_ownership["rust/borrowing.md"].reasons
@@ -26,18 +34,18 @@ def test_the_link_graph_appears_in_the_reasons(kb):
     assert {"linked from here", "links here"} <= set(from_borrowing["rust/ownership.md"].reasons)
 
 
-def test_shared_tags_appear_in_the_reasons(kb):
+def test_shared_tags_appear_in_the_reasons(kb: Engine) -> None:
     hits = _by_path(kb.related(kb.root / "rust/borrowing.md"))
     assert "shared tags: rust" in hits["rust/ownership.md"].reasons
 
 
-def test_similar_meaning_ranks_the_sibling_topic_first(kb):
+def test_similar_meaning_ranks_the_sibling_topic_first(kb: Engine) -> None:
     hits = kb.related(kb.root / "rust/lifetimes.md", limit=3)
     assert hits and hits[0].path.startswith("rust/")
     assert any(r.startswith("similar to §") for r in hits[0].reasons)
 
 
-def test_related_to_one_section_uses_that_section(root, note, make_engine):
+def test_related_to_one_section_uses_that_section(root: Path, note: Note, make_engine: MakeEngine) -> None:
     """A note of two unrelated sections: the line decides which neighbours come first."""
     oven = " ".join(f"Preheat the oven and bake the bread loaf with a crisp crust, step {i}." for i in range(6))
     rail = " ".join(f"Take the express train from the station with a rail pass, leg {i}." for i in range(6))
@@ -53,13 +61,15 @@ def test_related_to_one_section_uses_that_section(root, note, make_engine):
     assert engine.related(root / "diary.md", journey, limit=1)[0].path == "trains.md"
 
 
-def test_unindexed_or_outside_paths(kb, tmp_path):
+def test_unindexed_or_outside_paths(kb: Engine, tmp_path: Path) -> None:
     assert kb.related(kb.root / "no/such/note.md") == []
     with pytest.raises(OutsideRootError):
         kb.related(tmp_path / "elsewhere.md")
 
 
-def test_a_markdown_link_without_the_extension_relates_both_notes(root, note, make_engine):
+def test_a_markdown_link_without_the_extension_relates_both_notes(
+    root: Path, note: Note, make_engine: MakeEngine
+) -> None:
     """`[x](kettle)` opens kettle.md (definition adds `.md` as well): related counts it both ways."""
     note("tea.md", "# Tea\n\nSee [the kettle](kettle) before brewing.\n")
     note("kettle.md", "# Kettle\n\nDescale it monthly.\n")
