@@ -47,6 +47,19 @@ def test_inline_tags_but_not_headings_code_or_anchors() -> None:
     assert note.tags == ["idea", "project/alpha"]
 
 
+def test_an_alias_written_as_one_string_keeps_its_spaces_and_tags_split_on_them() -> None:
+    """Obsidian writes `aliases: Sleep hygiene` for one alias of two words; `tags: a b` is two tags."""
+    note = parse_note("a.md", _md("""
+        ---
+        tags: "#rust memory, ownership"
+        aliases: Sleep hygiene, C# tips
+        ---
+        Body text.
+        """))
+    assert note.tags == ["rust", "memory", "ownership"]
+    assert note.aliases == ["Sleep hygiene", "C# tips"]
+
+
 def test_wiki_links_with_anchor_and_alias() -> None:
     note = parse_note("dir/a.md", "See [[Borrowing]], [[Moves#Clone|cloning]] and [[ Traits ]].\n")
     assert ("wiki", "Borrowing") in note.links

@@ -81,14 +81,20 @@ def kind_of(path: str) -> str:
     return "txt"
 
 
-def _as_str_list(value: object) -> list[str]:
-    if value is None:
-        return []
+def _tag_list(value: object) -> list[str]:
+    """Tags from front matter: a list, or one string of tags split by commas or spaces ("#" dropped)."""
     if isinstance(value, str):
-        parts = re.split(r"[,\s]+", value) if "," in value or " " in value else [value]
-        return [p.strip().lstrip("#") for p in parts if p.strip()]
+        return [p.lstrip("#") for p in re.split(r"[,\s]+", value) if p.strip("#")]
+    return [t.lstrip("#") for t in _alias_list(value)]
+
+
+def _alias_list(value: object) -> list[str]:
+    """Aliases from front matter: a list, or one string (an alias is often several words: split
+    only by commas)."""
+    if isinstance(value, str):
+        return [p.strip() for p in value.split(",") if p.strip()]
     if isinstance(value, (list, tuple)):
-        return [str(v).strip().lstrip("#") for v in value if isinstance(v, (str, int, float))]
+        return [str(v).strip() for v in value if isinstance(v, (str, int, float)) and str(v).strip()]
     return []
 
 
@@ -232,8 +238,8 @@ def parse_note(rel_path: str, text: str) -> ParsedNote:
     note = ParsedNote(title=title[:300], kind=kind, title_from_name=title == stem)
     note_type = meta.get("type")
     note.note_type = str(note_type).strip() if isinstance(note_type, (str, int)) else None
-    tags = _as_str_list(meta.get("tags") if "tags" in meta else meta.get("tag"))
-    note.aliases = _as_str_list(meta.get("aliases") if "aliases" in meta else meta.get("alias"))
+    tags = _tag_list(meta.get("tags") if "tags" in meta else meta.get("tag"))
+    note.aliases = _alias_list(meta.get("aliases") if "aliases" in meta else meta.get("alias"))
 
     # Build sections; the stack maps heading level -> text.
     stack: list[tuple[int, str]] = []

@@ -6,8 +6,9 @@ semantic one down. Here each signal is first turned into evidence on a fixed sca
 
 - semantic: the cosine similarity mapped linearly from `SEMANTIC_ZERO` (unrelated text scores
   around it with MiniLM) to `SEMANTIC_FULL` (close paraphrases), clipped to 0..1;
-- lexical: the query's content-word coverage (IDF-weighted share of its words the chunk holds,
-  see `retrieval.lexical`) times the square root of the chunk's BM25 relative to the best BM25
+- lexical: the square of the query's content-word coverage (IDF-weighted share of its words the
+  chunk holds, see `retrieval.lexical`: half the words found is a quarter of the evidence) times
+  the square root of the chunk's BM25 relative to the best BM25
   of the query, so full coverage by a long chunk that mentions the words once ranks below a
   focused one.
 
