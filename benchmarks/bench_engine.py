@@ -329,7 +329,11 @@ def render(results: dict) -> str:
                 f"same model object, batch size {tp['batch_size']}, threads "
                 f"{tp['threads'] or 'onnxruntime default'}; {tp['repeats']} interleaved repeats in one process, "
                 f"medians. Pipeline = a full index into a fresh store (scan, read, parse, chunk with exact "
-                f"token counts, embed, SQLite/FTS5/sqlite-vec writes). {tp['date']}, {where(m)}.", "",
+                f"token counts, embed, SQLite/FTS5/sqlite-vec writes). Raw = fastembed's `embed` on each call's "
+                f"texts in their order, in batches of {tp['batch_size']} padded to the longest; the pipeline's "
+                f"embedder sorts a call's texts by length into batches of at most 2,048 padded tokens "
+                f"(`indexing/embed_batches.py`), so it can cost less than the raw model. "
+                f"{tp['date']}, {where(m)}.", "",
                 "| | chunks/s | seconds (median) | all repeats (s) |", "|---|---|---|---|",
                 f"| raw fastembed | {tp['raw_chunks_per_s']:.1f} | {statistics.median(tp['raw_seconds']):.2f} | "
                 f"{', '.join(f'{s:.2f}' for s in tp['raw_seconds'])} |",
