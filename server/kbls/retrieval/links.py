@@ -29,7 +29,7 @@ from urllib.parse import quote
 from kbls.indexing.parse import MAX_FRONTMATTER_LINES
 from kbls.indexing.text import decode_text
 from kbls.notepath import file_stem, note_stem
-from kbls.retrieval.linksyntax import LinkKind, LinkRef, links_in
+from kbls.retrieval.linksyntax import FENCE, LinkKind, LinkRef, links_in
 from kbls.storage.records import NoteName
 
 #: a target note larger than this is not read to find a heading (the link opens at its top).
@@ -39,7 +39,6 @@ STYLE_SAMPLE_FILES = 25
 STYLE_SAMPLE_BYTES = 64 * 1024
 
 _ATX = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
-_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 _SETEXT = re.compile(r"^\s{0,3}(=+|-+)\s*$")
 _SLUG_DROP = re.compile(r"[^\w\- ]")
 _WORD_START = re.compile(r"(?<=[\s\-_/.])\w")
@@ -272,7 +271,7 @@ def heading_line(lines: list[str], heading: str) -> int | None:
     paragraph: int | None = None  # the line a setext underline would make a heading
     for number in range(_front_matter_end(lines), len(lines)):
         line = lines[number]
-        opened = _FENCE.match(line)
+        opened = FENCE.match(line)
         if opened:
             marker = opened.group(1)
             if fence is None:

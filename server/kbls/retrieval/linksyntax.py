@@ -25,7 +25,8 @@ MIN_CONTEXT_CHARS = 60
 #: how far from the cursor the paragraph (and, above it, the search for meaning) reaches.
 CONTEXT_LINES_ABOVE = 40
 
-_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
+#: a code fence line (CommonMark: up to three spaces, then three or more backticks or tildes).
+FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 _CODE_SPAN = re.compile(r"`[^`\n]*`")
 _HEADING = re.compile(r"^\s{0,3}#{1,6}(\s|$)")
 # What is being typed: an open `[[` with no `]` after it, or an open `[label](`.
@@ -91,7 +92,7 @@ def _fenced_lines(lines: list[str]) -> set[int]:
     inside: set[int] = set()
     fence: str | None = None
     for number, line in enumerate(lines):
-        match = _FENCE.match(line)
+        match = FENCE.match(line)
         if fence is None and match:
             fence = match.group(1)[0] * len(match.group(1))
             inside.add(number)
