@@ -40,6 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from tests.support.raw_stdio import frame, initialize_params, read_message  # noqa: E402
 
 import results_file  # noqa: E402
+from bench_daemon import QUERIES  # noqa: E402  (the same queries as the daemon benchmark)
 from doc_section import replace_section  # noqa: E402
 
 log = logging.getLogger("bench_compare")
@@ -48,14 +49,6 @@ RESULTS = REPO / "benchmarks" / ".cache" / "compare-results.json"
 DOC = REPO / "docs" / "benchmarks.md"
 START, END = "<!-- compare:start -->", "<!-- compare:end -->"
 MODES = ("hybrid", "semantic", "lexical")
-QUERIES = [
-    "how do I borrow a value mutably", "iterate over a vector", "error handling with result",
-    "closures capture variables", "generic trait bounds", "pattern matching on enums",
-    "lifetime of a reference", "spawn a thread and join it", "read a file line by line",
-    "format a string with padding", "box smart pointer heap", "derive debug for a struct",
-    "match guard", "unsafe raw pointer", "hashmap entry api", "option unwrap or default",
-    "cargo build dependencies", "integer overflow wrapping", "impl display trait", "macro_rules repetition",
-]
 
 
 def git_head(tree: Path) -> str:

@@ -178,14 +178,23 @@ def test_a_new_store_records_its_fingerprint_without_announcing_a_re_chunk(
     assert engine.store.chunking() == engine.chunker.fingerprint
 
 
-def test_an_interrupted_re_chunk_keeps_the_old_fingerprint_and_the_next_scan_finishes_it(
+def _indexed_then_new_chunker(
     notes: Path, make_engine: MakeEngine, monkeypatch: pytest.MonkeyPatch
-) -> None:
+) -> tuple[Engine, str | None]:
+    """An engine whose store was indexed, then a chunker of the next version (breadcrumbs joined
+    by " / "), and the fingerprint the store recorded before."""
     engine = make_engine(notes)
     engine.index()
     old_fingerprint = engine.store.chunking()
     monkeypatch.setattr(chunk_module, "BREADCRUMB_SEP", " / ")
     monkeypatch.setattr(chunk_module, "CHUNKING_VERSION", chunk_module.CHUNKING_VERSION + 1)
+    return engine, old_fingerprint
+
+
+def test_an_interrupted_re_chunk_keeps_the_old_fingerprint_and_the_next_scan_finishes_it(
+    notes: Path, make_engine: MakeEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    engine, old_fingerprint = _indexed_then_new_chunker(notes, make_engine, monkeypatch)
 
     cancel = threading.Event()
     interrupted = engine.index(progress=lambda done, total, path: cancel.set(), cancel=cancel)
@@ -202,11 +211,7 @@ def test_an_interrupted_re_chunk_keeps_the_old_fingerprint_and_the_next_scan_fin
 def test_saving_one_note_re_chunks_it_but_leaves_the_rest_to_the_full_scan(
     notes: Path, make_engine: MakeEngine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    engine = make_engine(notes)
-    engine.index()
-    old_fingerprint = engine.store.chunking()
-    monkeypatch.setattr(chunk_module, "BREADCRUMB_SEP", " / ")
-    monkeypatch.setattr(chunk_module, "CHUNKING_VERSION", chunk_module.CHUNKING_VERSION + 1)
+    engine, old_fingerprint = _indexed_then_new_chunker(notes, make_engine, monkeypatch)
 
     (notes / "garden.md").write_text(NOTES["garden.md"] + "\nOne more line.\n", encoding="utf-8")
     assert engine.index([notes / "garden.md"]).changed == 1
