@@ -241,3 +241,18 @@ def test_random_link_soup_never_fails_and_never_leaves_the_roots(session: LspSes
         for link in _links(session, uri):
             assert link.target is not None and link.target.startswith(inside), link.target
     assert session.alive()
+
+
+def test_lines_are_counted_as_lsp_counts_them_past_a_form_feed_or_line_separator(
+    session: LspSession, roots: dict[str, Path]
+) -> None:
+    """pygls's own split also ends lines at a form feed or U+2028; editors do not (kbls.lsp.documents)."""
+    root = roots["title"]
+    sleep = (root / "health/sleep.md").as_uri()
+    uri = _open(session, root / "journal/breaks.md", "# Page\x0cbreak \u2028 here\n[[Sleep hygiene]]\n")
+    assert [(link.range.start.line, link.range.start.character, link.target) for link in _links(session, uri)] == [
+        (1, 0, sleep)
+    ]
+    _type(session, uri, 1, 0, "see ", version=2)  # an incremental edit on the editor's line 1
+    assert [(link.range.start.line, link.range.start.character) for link in _links(session, uri)] == [(1, 4)]
+    assert [loc.uri for loc in _definition(session, uri, 1, 8)] == [sleep]

@@ -41,7 +41,7 @@ from kbls.daemon.service import Daemon
 from kbls.errors import OutsideRootError, QueryError
 from kbls.limits import MAX_QUERY_CHARS, RELATED_LIMIT
 from kbls.logsetup import configure_logging
-from kbls.lsp import convert, framing, links, wire
+from kbls.lsp import convert, documents, framing, links, wire
 from kbls.lsp.progress import ProgressTokens
 from kbls.retrieval.linksyntax import LinkRef
 from kbls.retrieval.notelinks import LinkQuery, Resolved, Suggestions
@@ -130,6 +130,7 @@ class KblsServer(LanguageServer):
     # -- lifecycle -------------------------------------------------------------------------
     def setup(self, params: types.InitializeParams) -> None:
         self.loop = asyncio.get_running_loop()
+        documents.adopt(self.workspace)  # lines as LSP counts them (kbls.lsp.documents)
         options = params.initialization_options
         if options == []:  # Neovim encodes an empty Lua table as an array: no options
             options = None

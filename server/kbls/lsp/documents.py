@@ -1,0 +1,52 @@
+"""Open documents split into lines as LSP counts them, in place of pygls's `str.splitlines`.
+
+LSP positions count lines ended by `\n`, `\r\n` or `\r` only (the spec, and every editor). pygls
+2.x splits a document with `str.splitlines`, which also ends a line at a form feed (`\x0c`),
+`\x0b`, `\x1c`-`\x1e`, `\x85`, `\u2028` and `\u2029`: in a note holding one of those (a page
+break in a text file, a line separator pasted from a web page) every incremental edit after it
+landed on the wrong line, and completion, definition and documentLink read the wrong line.
+The fix is general; its upstream home is `pygls/workspace/text_document.py` (`TextDocument.lines`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from pygls.workspace import TextDocument, Workspace
+
+#: one line with its end, as LSP counts them; the last line may have no end.
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+
+
+def lsp_lines(text: str) -> tuple[str, ...]:
+    """`text` cut into lines that keep their ends, at `\\n`, `\\r\\n` and `\\r` only."""
+    return tuple(_LINE.findall(text))
+
+
+class LspLinesDocument(TextDocument):
+    """A pygls document whose `lines` (which every position conversion and incremental edit of
+    pygls reads) follow LSP's line ends."""
+
+    @property
+    def lines(self) -> Sequence[str]:
+        return lsp_lines(self.source)
+
+
+class LspLinesWorkspace(Workspace):
+    """A pygls workspace that makes `LspLinesDocument`s."""
+
+    def _create_text_document(
+        self, doc_uri: str, source: str | None = None, version: int | None = None, language_id: str | None = None
+    ) -> TextDocument:
+        return LspLinesDocument(
+            doc_uri, source=source, version=version, language_id=language_id,
+            sync_kind=self._sync_kind, position_codec=self._position_codec,
+        )
+
+
+def adopt(workspace: Workspace) -> None:
+    """Make the workspace pygls built in its `initialize` (before kbls's handler runs, and before
+    any document is open) one that makes `LspLinesDocument`s. It adds no state, so the object can
+    change class in place."""
+    workspace.__class__ = LspLinesWorkspace
