@@ -461,7 +461,8 @@ test("KB commands in a real VS Code (code-server + Chromium)", { skip: skipReaso
     await page.keyboard.press("Enter");
     const line = await until("the link in the line", async () => {
       const text = await activeEditorText(page);
-      return text.split("\n").find((l) => l.includes("wild yeast with flour, see ") && /\]\]/.test(l)) ?? null;
+      // A name between the brackets: the auto-closed `[[]]` is there before the item is applied.
+      return text.split("\n").find((l) => l.includes("wild yeast with flour, see ") && /\[\[[^\]]+\]\]/.test(l)) ?? null;
     }, 15000);
     t.diagnostic(`line after accepting: ${line}`);
     const link = /see (\[\[[^\]]+\]\])\s*$/.exec(line);
