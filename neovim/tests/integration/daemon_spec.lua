@@ -9,6 +9,7 @@ local live_search = require("kbls.live")
 local notify = require("kbls.notify")
 local request_params = require("kbls.params")
 local request = require("kbls.lsp.request")
+local windows = require("helpers.windows")
 local ws = require("helpers.workspace")
 
 local SERVER = os.getenv("KBLS_SERVER") or "kbls"
@@ -377,19 +378,8 @@ describe("kbls against the real daemon", function()
 
     -- and `K` (vim.lsp.buf.hover) shows it in a floating window
     vim.lsp.buf.hover()
-    local float
-    assert.is_true(
-      vim.wait(REQUEST_TIMEOUT, function()
-        for _, win in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
-          if vim.api.nvim_win_get_config(win).relative ~= "" then
-            float = win
-            return true
-          end
-        end
-        return false
-      end, 20),
-      "no hover window"
-    )
+    local float = windows.wait_float(REQUEST_TIMEOUT)
+    assert(float, "no hover window")
     local text = table.concat(vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(float), 0, -1, false), "\n")
     assert.is_true(#text > 0)
 

@@ -1,7 +1,7 @@
 -- completion = true: Neovim 0.11's vim.lsp.completion pops up the server's link completion as
 -- one types `[[` (autotrigger on the server's trigger characters); off by default.
-local clients = require("kbls.lsp.clients")
 local fake = require("helpers.fake_server")
+local spec_clients = require("helpers.clients")
 local ws = require("helpers.workspace")
 
 describe("completion option", function()
@@ -23,10 +23,7 @@ describe("completion option", function()
   end)
   after_each(function()
     vim.cmd("stopinsert")
-    vim.cmd("silent! %bwipeout!")
-    for _, c in ipairs(clients.list()) do
-      c:stop(true)
-    end
+    spec_clients.kill_all()
     vim.api.nvim_del_augroup_by_name("kbls")
     ws.remove(root)
   end)
@@ -34,10 +31,7 @@ describe("completion option", function()
   local function attach(opts)
     require("kbls").setup(vim.tbl_extend("force", { cmd = server.cmd }, opts))
     vim.cmd("edit " .. root .. "/a.md")
-    assert.is_true(vim.wait(3000, function()
-      local c = clients.list(0)[1]
-      return c ~= nil and c.initialized
-    end, 10))
+    assert.is_true(spec_clients.wait_initialized())
     vim.api.nvim_win_set_cursor(0, { 2, 0 })
   end
 

@@ -1,8 +1,9 @@
 -- `gx` on a link of kbls' hover opens the note in Neovim at the line (the links are
 -- file://…#L5, which the system handler cannot open); other URIs still go to vim.ui.open.
-local clients = require("kbls.lsp.clients")
 local fake = require("helpers.fake_server")
 local hover_links = require("kbls.hover_links")
+local spec_clients = require("helpers.clients")
+local windows = require("helpers.windows")
 local ws = require("helpers.workspace")
 
 describe("hover links", function()
@@ -19,10 +20,7 @@ describe("hover links", function()
     })
   end)
   after_each(function()
-    vim.cmd("silent! only | silent! %bwipeout!")
-    for _, c in ipairs(clients.list()) do
-      c:stop(true)
-    end
+    spec_clients.kill_all()
     hover_links.uninstall()
     ws.remove(root)
   end)
@@ -53,21 +51,10 @@ describe("hover links", function()
     })
     require("kbls").setup({ cmd = server.cmd })
     vim.cmd("edit " .. root .. "/a.md")
-    assert.is_true(vim.wait(3000, function()
-      local c = clients.list(0)[1]
-      return c ~= nil and c.initialized
-    end, 10))
+    assert.is_true(spec_clients.wait_initialized())
     vim.lsp.buf.hover()
-    local float
-    assert.is_true(vim.wait(3000, function()
-      for _, win in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
-        if vim.api.nvim_win_get_config(win).relative ~= "" then
-          float = win
-          return true
-        end
-      end
-      return false
-    end, 10))
+    local float = windows.wait_float(3000)
+    assert(float, "no hover window")
     vim.api.nvim_set_current_win(float)
     local lines = vim.api.nvim_buf_get_lines(0, 0, -1, false)
     local row

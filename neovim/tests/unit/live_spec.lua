@@ -23,9 +23,31 @@ describe("kbls.live", function()
     return s
   end
 
-  it("debounces a burst of keystrokes into one request for the last query", function()
+  -- A live search over a fake send (debounce: ms, 0 by default), and that fake.
+  local function new_live(debounce)
     local s = fake_send()
-    local live = live_search.new({ send = s.fn, debounce = 30 })
+    return live_search.new({ send = s.fn, debounce = debounce or 0 }), s
+  end
+
+  -- Counts the times `live` calls on_ready (in `.fired`).
+  local function count_ready(live)
+    local counter = { fired = 0 }
+    live:on_ready(function()
+      counter.fired = counter.fired + 1
+    end)
+    return counter
+  end
+
+  -- The kb/indexStatus notification of client 1, as the plugin re-fires it.
+  local function index_status(state, count)
+    vim.api.nvim_exec_autocmds("User", {
+      pattern = "KblsIndexStatus",
+      data = { client_id = 1, status = { state = state, pending = 0, files = count, chunks = count } },
+    })
+  end
+
+  it("debounces a burst of keystrokes into one request for the last query", function()
+    local live, s = new_live(30)
     local got = {}
     for _, q in ipairs({ "b", "bo", "bor", "borrow" }) do
       live:update(q, function(hits, err, query)
@@ -43,8 +65,7 @@ describe("kbls.live", function()
   end)
 
   it("cancels the request in flight when a newer query is sent", function()
-    local s = fake_send()
-    local live = live_search.new({ send = s.fn, debounce = 0 })
+    local live, s = new_live()
     local got = {}
     local function cb(_, err, query)
       got[#got + 1] = { query = query, cancelled = notify.is_cancelled(err) }
@@ -67,8 +88,7 @@ describe("kbls.live", function()
   end)
 
   it("supersede cancels only a request for another query", function()
-    local s = fake_send()
-    local live = live_search.new({ send = s.fn, debounce = 0 })
+    local live, s = new_live()
     local got = {}
     live:send("own", function(_, err)
       got[#got + 1] = notify.is_cancelled(err)
@@ -83,65 +103,44 @@ describe("kbls.live", function()
   end)
 
   it("remembers the index state and calls on_ready once the index becomes ready", function()
-    local s = fake_send()
-    local ls = live_search.new({ send = s.fn, debounce = 0 })
-    local fired = 0
-    ls:on_ready(function()
-      fired = fired + 1
-    end)
+    local ls, s = new_live()
+    local ready = count_ready(ls)
     ls:send("own", function() end)
     s.handlers[1](nil, { hits = {}, index = { state = "loading", pending = 0 } })
     assert.same({ state = "loading", pending = 0 }, ls:index())
-    local function status(state)
-      vim.api.nvim_exec_autocmds("User", {
-        pattern = "KblsIndexStatus",
-        data = { client_id = 1, status = { state = state, pending = 0, files = 1, chunks = 1 } },
-      })
-    end
-    status("indexing")
+    index_status("indexing", 1)
     vim.wait(50)
-    assert.equals(0, fired)
-    status("ready")
+    assert.equals(0, ready.fired)
+    index_status("ready", 1)
     assert.is_true(vim.wait(500, function()
-      return fired == 1
+      return ready.fired == 1
     end, 5))
-    status("ready") -- already refreshed: once
+    index_status("ready", 1) -- already refreshed: once
     vim.wait(50)
-    assert.equals(1, fired)
+    assert.equals(1, ready.fired)
     ls:close()
     assert.is_nil(ls._autocmd)
   end)
 
   it("calls on_ready after indexing that followed an answer said to be ready", function()
-    local s = fake_send()
-    local ls = live_search.new({ send = s.fn, debounce = 0 })
-    local fired = 0
-    ls:on_ready(function()
-      fired = fired + 1
-    end)
-    local function status(state)
-      vim.api.nvim_exec_autocmds("User", {
-        pattern = "KblsIndexStatus",
-        data = { client_id = 1, status = { state = state, pending = 0, files = 0, chunks = 0 } },
-      })
-    end
-    status("ready") -- before any answer: nothing to refresh
+    local ls, s = new_live()
+    local ready = count_ready(ls)
+    index_status("ready", 0) -- before any answer: nothing to refresh
     ls:send("tides", function() end)
     s.handlers[1](nil, { hits = {}, index = { state = "ready", pending = 0 } })
-    status("ready")
+    index_status("ready", 0)
     vim.wait(50)
-    assert.equals(0, fired) -- nothing changed since the answer
-    status("indexing") -- the first scan starts after the answer
-    status("ready")
+    assert.equals(0, ready.fired) -- nothing changed since the answer
+    index_status("indexing", 0) -- the first scan starts after the answer
+    index_status("ready", 0)
     assert.is_true(vim.wait(500, function()
-      return fired == 1
+      return ready.fired == 1
     end, 5))
     ls:close()
   end)
 
   it("answers an empty query with no hits and no request", function()
-    local s = fake_send()
-    local live = live_search.new({ send = s.fn, debounce = 0 })
+    local live, s = new_live()
     local got
     live:send("   ", function(hits)
       got = hits
@@ -199,8 +198,7 @@ describe("kbls.live", function()
   end)
 
   it("close cancels the pending update and the request in flight", function()
-    local s = fake_send()
-    local live = live_search.new({ send = s.fn, debounce = 20 })
+    local live, s = new_live(20)
     live:send("first", function() end)
     live:update("second", function()
       error("must not be called")

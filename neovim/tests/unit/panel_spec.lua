@@ -1,8 +1,8 @@
 -- :KbRelatedPanel: a side window of notes related to the cursor's section that follows the
 -- cursor, opens a note with <CR> and inserts a link with <C-l>.
-local clients = require("kbls.lsp.clients")
 local fake = require("helpers.fake_server")
 local panel = require("kbls.panel")
+local spec_clients = require("helpers.clients")
 local ws = require("helpers.workspace")
 
 describe(":KbRelatedPanel", function()
@@ -36,17 +36,11 @@ describe(":KbRelatedPanel", function()
     require("kbls").setup({ cmd = server.cmd })
     panel.DEBOUNCE = 10
     vim.cmd("edit " .. root .. "/a.md")
-    assert.is_true(vim.wait(3000, function()
-      local c = clients.list(0)[1]
-      return c ~= nil and c.initialized
-    end, 10))
+    assert.is_true(spec_clients.wait_initialized())
   end)
   after_each(function()
     panel.close()
-    vim.cmd("silent! only | silent! %bwipeout!")
-    for _, c in ipairs(clients.list()) do
-      c:stop(true)
-    end
+    spec_clients.kill_all()
     vim.api.nvim_del_augroup_by_name("kbls")
     ws.remove(root)
   end)
