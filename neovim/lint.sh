@@ -5,6 +5,7 @@
 # carries a selene build; stylua comes from npm (@johnnymorganz/stylua-bin, a prebuilt binary
 # per platform) and luacheck from Debian (lua-check). Both are installed when missing, into
 # the git-ignored neovim/.tools (stylua) or with apt-get (luacheck).
+# Which of selene's lints luacheck covers, and which not: docs/architecture.md, "The static gate".
 #
 #   bash neovim/lint.sh        exit status non-zero on any finding
 set -uo pipefail
