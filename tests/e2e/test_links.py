@@ -23,6 +23,16 @@ ALLOTMENT = (
     "Sowed seeds in small pots on the windowsill; once the frost is over the young plants go into the "
     "beds by the fence, staked and watered at the roots."
 )
+#: a file name as macOS stores it (decomposed: e + U+0301), linked as keyboards type it (é).
+CAFE_NFD, CAFE_NFC = "Cafe\u0301", "Caf\u00e9"
+#: a root of names links found hard: a space, a decomposed accent, `_` in a folder and a look-alike.
+NAMED = {
+    "my notes/a b.md": "# Spaced\n\nA note whose path holds a space.\n",
+    f"{CAFE_NFD}.md": "# Coffee house\n\nEspresso and croissants at the corner.\n",
+    "a_b/c.md": "# Underscore folder\n\nThe note a folder link names.\n",
+    "axb/c.md": "# Look-alike folder\n\nAn x where the underscore was.\n",
+    "hub.md": f'# Hub\n[spaced](<my notes/a b.md> "Spaced note") and [[{CAFE_NFC}]]\n[[a_b/c]] and [[a b.md]]\n',
+}
 
 
 @pytest.fixture(scope="module")
@@ -44,6 +54,12 @@ def roots(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         f"# Diary\n\n## Night\n\n{night}\n\n## Allotment\n\n{allotment}\n", encoding="utf-8"
     )
     made["diary"] = diary
+    names = base / "names"
+    for rel, text in NAMED.items():
+        (names / rel).parent.mkdir(parents=True, exist_ok=True)
+        (names / rel).write_text(text, encoding="utf-8")
+    write_config(names)
+    made["names"] = names
     return made
 
 
@@ -256,3 +272,36 @@ def test_lines_are_counted_as_lsp_counts_them_past_a_form_feed_or_line_separator
     _type(session, uri, 1, 0, "see ", version=2)  # an incremental edit on the editor's line 1
     assert [(link.range.start.line, link.range.start.character) for link in _links(session, uri)] == [(1, 4)]
     assert [loc.uri for loc in _definition(session, uri, 1, 8)] == [sleep]
+
+
+def test_angle_bracket_paths_extensions_and_unicode_forms_link_everywhere(
+    session: LspSession, roots: dict[str, Path]
+) -> None:
+    """`[x](<a b.md> "title")`, `[[Café]]` typed composed for a file named decomposed, `[[a_b/c]]`
+    beside `axb/c.md`, `[[a b.md]]`: documentLink, definition and the link index behind kb/related
+    and the hover name the same notes."""
+    root = roots["names"]
+    hub = NAMED["hub.md"].split("\n")
+    uri = _open(session, root / "hub.md", NAMED["hub.md"])
+    spaced, cafe = (root / "my notes/a b.md").as_uri(), (root / f"{CAFE_NFD}.md").as_uri()
+    links = sorted((link.range.start.line, link.range.start.character, link.target) for link in _links(session, uri))
+    assert links == [
+        (1, 0, spaced), (1, hub[1].index("[["), cafe), (2, 0, (root / "a_b/c.md").as_uri()), (2, hub[2].index("[[a b"), spaced),
+    ]
+    assert [loc.uri for loc in _definition(session, uri, 1, 12)] == [spaced]
+    assert [loc.uri for loc in _definition(session, uri, 1, hub[1].index("[[") + 3)] == [cafe]
+
+    def link_reasons(rel: str) -> dict[str, list[str]]:
+        params = {"uri": (root / rel).as_uri(), "limit": 20}
+        hits = session.request("kb/related", params)["hits"]
+        return {h["path"]: [r for r in h["reasons"] if "link" in r] for h in hits if any("link" in r for r in h["reasons"])}
+
+    assert link_reasons("hub.md") == {
+        "my notes/a b.md": ["linked from here"], f"{CAFE_NFD}.md": ["linked from here"], "a_b/c.md": ["linked from here"],
+    }
+    assert link_reasons(f"{CAFE_NFD}.md") == {"hub.md": ["links here"]}
+    assert "hub.md" not in link_reasons("axb/c.md")
+    hover = session.raw_request(
+        "textDocument/hover", {"textDocument": {"uri": spaced}, "position": {"line": 0, "character": 0}}
+    )
+    assert hover is not None and "links here" in hover["contents"]["value"]

@@ -18,7 +18,7 @@ from urllib.parse import unquote
 
 import yaml
 
-from kbls.indexing.linkforms import MARKDOWN_LINK, URL_SCHEME, WIKI_LINK
+from kbls.indexing.linkforms import MARKDOWN_LINK, URL_SCHEME, WIKI_LINK, destination
 from kbls.indexing.markdown import MarkdownStructure, SourceBlock, line_runs, parse_markdown
 from kbls.notepath import note_stem
 
@@ -196,7 +196,7 @@ def _links(rel_path: str, text: str) -> list[tuple[str, str]]:
     # `[[#heading]]` (no name) links within the note: not an edge.
     out = [("wiki", m.group(1).strip()) for m in WIKI_LINK.finditer(text) if m.group(1)]
     for m in MARKDOWN_LINK.finditer(text):
-        target = _link_target(rel_path, m.group(2))
+        target = _link_target(rel_path, destination(m))
         if target is not None:
             out.append(("path", target))
     return out

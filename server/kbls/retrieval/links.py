@@ -2,9 +2,10 @@
 
 `Catalogue` is a snapshot of every note's names (path, file stem, title, aliases), reloaded
 when the store changes. A `[[name]]` resolves as the store resolves it for related notes
-(`StoreReads.resolve_link_targets`): the file stem (or the path without its extension), the
-title or an alias, case-insensitively; an ambiguous name names every note it matches, best
-first (path, stem, title, alias; then the nearest folder). A markdown link's path is relative
+(`StoreReads.resolve_link_targets`): the file stem or file name (with a `/`: the path without
+or with its extension), the title or an alias, compared by `linkforms.name_key` (case and
+Unicode form ignored); an ambiguous name names every note it matches, best first (path or
+file name, title, alias; then the nearest folder). A markdown link's path is relative
 to the note (or to the root with a leading `/`). Nothing outside the root is ever named: a
 path that leaves it resolves to nothing, and only indexed notes and files inside the root's
 real folder are answered.
@@ -26,10 +27,11 @@ from enum import Enum
 from pathlib import Path
 from urllib.parse import quote
 
+from kbls.indexing.linkforms import WIKI_NAME_STOPS, folder_keys, name_key, path_keys
 from kbls.indexing.parse import MAX_FRONTMATTER_LINES
 from kbls.indexing.text import decode_text
-from kbls.notepath import file_stem, note_stem
-from kbls.retrieval.linksyntax import FENCE, LinkKind, LinkRef, links_in
+from kbls.notepath import note_stem
+from kbls.retrieval.linksyntax import FENCE, LinkKind, LinkRef, heading_text, links_in
 from kbls.storage.records import NoteName
 
 #: a target note larger than this is not read to find a heading (the link opens at its top).
@@ -38,12 +40,11 @@ MAX_HEADING_READ_BYTES = 2 * 1024 * 1024
 STYLE_SAMPLE_FILES = 25
 STYLE_SAMPLE_BYTES = 64 * 1024
 
-_ATX = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
 _SETEXT = re.compile(r"^\s{0,3}(=+|-+)\s*$")
 _SLUG_DROP = re.compile(r"[^\w\- ]")
 _WORD_START = re.compile(r"(?<=[\s\-_/.])\w")
 #: what would end a wiki link's name, or either link's label, early (`kbls.indexing.linkforms`).
-_NOT_IN_WIKI_NAME = re.compile(r"[\[\]|#\n]")
+_NOT_IN_WIKI_NAME = re.compile(f"[{WIKI_NAME_STOPS}]")
 _NOT_IN_LABEL = re.compile(r"[\[\]]")
 #: a name with a later word starting with what was typed counts this much of a full prefix.
 WORD_MATCH = 0.7
@@ -71,14 +72,13 @@ class LinkStyle:
 
 @dataclass(frozen=True, slots=True)
 class Note(NoteName):
-    """One note's names and the two a link may also name it by."""
+    """One note's names, and its path without the extension (case kept), which a link may name it by."""
 
-    stem: str  # lowercased file stem
-    bare: str  # the path without its extension, case kept
+    bare: str
 
     @classmethod
     def of(cls, row: NoteName) -> Note:
-        return cls(row.id, row.path, row.title, row.aliases, file_stem(row.path), posixpath.splitext(row.path)[0])
+        return cls(row.id, row.path, row.title, row.aliases, posixpath.splitext(row.path)[0])
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,11 +98,13 @@ class Catalogue:
     #: `StoreReads.notes_version` of the files it was read from.
     version: tuple[int, int, float] = (0, 0, 0.0)
     by_path: dict[str, Note] = field(default_factory=dict)
-    by_bare: dict[str, list[Note]] = field(default_factory=dict)
-    by_stem: dict[str, list[Note]] = field(default_factory=dict)
+    #: the rest by `name_key`: the path without its extension, and the whole path (`[[dir/name]]`).
+    by_folder_path: dict[str, list[Note]] = field(default_factory=dict)
+    #: the file stem, and the file name (`[[name]]`, `[[name.md]]`).
+    by_file_name: dict[str, list[Note]] = field(default_factory=dict)
     by_title: dict[str, list[Note]] = field(default_factory=dict)
     by_alias: dict[str, list[Note]] = field(default_factory=dict)
-    #: every lowercased name (its first NAME_KEY_CHARS) and every word-start suffix of that, sorted,
+    #: every name's key (its first NAME_KEY_CHARS) and every word-start suffix of that, sorted,
     #: for prefix look-ups;
     #: `_entries[i]` is (note index, name kind index, score) of `_keys[i]`.
     _keys: list[str] = field(default_factory=list)
@@ -114,25 +116,27 @@ class Catalogue:
         pairs: list[tuple[str, tuple[int, int, float]]] = []
         for index, note in enumerate(made.notes):
             made.by_path[note.path] = note
-            made.by_bare.setdefault(note.bare.lower(), []).append(note)
-            made.by_stem.setdefault(note.stem, []).append(note)
-            made.by_title.setdefault(note.title.lower().strip(), []).append(note)
+            for key in dict.fromkeys(folder_keys(note.path)):
+                made.by_folder_path.setdefault(key, []).append(note)
+            for key in dict.fromkeys(path_keys(note.path)):
+                made.by_file_name.setdefault(key, []).append(note)
+            made.by_title.setdefault(name_key(note.title), []).append(note)
             for alias in note.aliases:
-                made.by_alias.setdefault(alias.lower().strip(), []).append(note)
+                made.by_alias.setdefault(name_key(alias), []).append(note)
             names = [(0, note.title), *((1, a) for a in note.aliases), (2, note.path.rsplit("/", 1)[-1]), (3, note.path)]
             for kind, name in names:
-                lowered = name.lower()[:NAME_KEY_CHARS]
-                pairs.append((lowered, (index, kind, 1.0)))
-                pairs.extend((lowered[m.start() :], (index, kind, WORD_MATCH)) for m in _WORD_START.finditer(lowered))
+                keyed = name_key(name)[:NAME_KEY_CHARS]
+                pairs.append((keyed, (index, kind, 1.0)))
+                pairs.extend((keyed[m.start() :], (index, kind, WORD_MATCH)) for m in _WORD_START.finditer(keyed))
         pairs.sort(key=lambda pair: pair[0])
         made._keys = [key for key, _ in pairs]
         made._entries = [entry for _, entry in pairs]
         return made
 
     def name_matches(self, typed: str) -> dict[str, tuple[float, str]]:
-        """path -> (1.0, kind) for notes a name of which starts with `typed` (case-insensitive,
-        a leading `./` or `../` ignored), (WORD_MATCH, kind) where only a later word does."""
-        wanted = typed.lower().strip().lstrip("./")
+        """path -> (1.0, kind) for notes a name of which starts with `typed` (compared by
+        `name_key`, a leading `./` or `../` ignored), (WORD_MATCH, kind) where only a later word does."""
+        wanted = name_key(typed).lstrip("./")
         if not wanted:
             return {}
         best: dict[int, tuple[float, int]] = {}
@@ -147,13 +151,11 @@ class Catalogue:
 
     def named(self, name: str, source: str) -> list[Note]:
         """The notes `[[name]]` names, best first (see the module docstring)."""
-        lowered = name.lower().strip()
-        stem = lowered.rsplit("/", 1)[-1]
+        key = name_key(name)
         groups = (
-            self.by_bare.get(lowered, []) if "/" in lowered else [],
-            self.by_stem.get(stem, []) if "/" not in lowered else [],
-            self.by_title.get(lowered, []),
-            self.by_alias.get(lowered, []),
+            self.by_folder_path.get(key, []) if "/" in key else self.by_file_name.get(key, []),
+            self.by_title.get(key, []),
+            self.by_alias.get(key, []),
         )
         here = posixpath.dirname(source)
         out: dict[str, Note] = {}
@@ -164,11 +166,11 @@ class Catalogue:
 
     def wiki_form(self, target: str) -> WikiForm | None:
         """Which name `[[target]]` uses; None when it matches none or reads as several."""
-        lowered = target.lower().strip()
-        if "/" in lowered:
-            return WikiForm.PATH if lowered in self.by_bare else None
-        is_stem = lowered in self.by_stem
-        is_title = lowered in self.by_title or lowered in self.by_alias
+        key = name_key(target)
+        if "/" in key:
+            return WikiForm.PATH if key in self.by_folder_path else None
+        is_stem = key in self.by_file_name
+        is_title = key in self.by_title or key in self.by_alias
         if is_stem and not is_title:
             return WikiForm.STEM
         if is_title and not is_stem:
@@ -282,12 +284,12 @@ def heading_line(lines: list[str], heading: str) -> int | None:
             continue
         if fence is not None:
             continue
-        match = _ATX.match(line)
-        if match and named(match.group(2)):
+        text = heading_text(line)
+        if text is not None and named(text):
             return number
         if paragraph is not None and _SETEXT.match(line) and named(lines[paragraph]):
             return paragraph
-        paragraph = number if line.strip() and not match else None
+        paragraph = number if line.strip() and text is None else None
     return None
 
 
@@ -350,7 +352,7 @@ class LinkResolver:
         notes: list[Note]
         seen = {} if seen is None else seen
         if not ref.target:  # [[#heading]], [x](#heading): this note, read from its text (maybe not saved yet)
-            own = catalogue.by_path.get(source) or Note(0, source, "", (), "", "")
+            own = catalogue.by_path.get(source) or Note(0, source, "", (), "")
             return [self._at_heading(own, ref.heading, source, source_lines, seen)]
         if ref.kind == LinkKind.WIKI:
             notes = catalogue.named(ref.target, source)

@@ -3,8 +3,9 @@ cursor, what is being typed after `[[` or `](`, and the paragraph around the cur
 
 Pure text functions over a list of lines (positions are Python string indices; the LSP layer
 converts them from and to the client's units). The forms are the indexer's
-(`kbls.indexing.linkforms`): `[[name]]`, `[[name#heading]]`, `[[name|label]]`, `[label](rel/path.md)`
-and `[label](rel/path.md#heading)`; links inside inline code or a fenced block are not links.
+(`kbls.indexing.linkforms`): `[[name]]`, `[[name#heading]]`, `[[name|label]]`, `[label](rel/path.md)`,
+`[label](<rel/a path.md> "title")` and `[label](rel/path.md#heading)`; links inside inline code or a
+fenced block are not links.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from dataclasses import dataclass
 from enum import Enum
 from urllib.parse import unquote
 
-from kbls.indexing.linkforms import MARKDOWN_LINK, URL_SCHEME, WIKI_LINK
+from kbls.indexing.linkforms import MARKDOWN_LINK, URL_SCHEME, WIKI_LINK, WIKI_NAME_STOPS, destination
 
 #: a line longer than this is not searched for links (a minified blob, not prose).
 MAX_LINE_CHARS = 20_000
@@ -28,13 +29,15 @@ CONTEXT_LINES_ABOVE = 40
 #: a code fence line (CommonMark: up to three spaces, then three or more backticks or tildes).
 FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 _CODE_SPAN = re.compile(r"`[^`\n]*`")
-_HEADING = re.compile(r"^\s{0,3}#{1,6}(\s|$)")
+#: the opening of an ATX heading (CommonMark); its text is `heading_text`'s (no regex reads it:
+#: a lazy `(.*?)\s*#*$` backtracks quadratically over a line of spaces).
+ATX_HEADING = re.compile(r"^\s{0,3}#{1,6}(?=\s|$)")
 # What is being typed: an open `[[` with no `]` after it, or an open `[label](`.
 _OPEN_WIKI = re.compile(r"\[\[([^\[\]\n]*)$")
 _OPEN_MDLINK = re.compile(r"\[([^\[\]\n]*)\]\(([^()\s]*)$")
 # What follows the cursor of a written link: the rest of its name, then its close, or a heading
 # or label and then its close (group 2).
-_WIKI_REST = re.compile(r"[^\[\]|#\n]*(\]\]|[|#][^\[\]\n]*\]\])")
+_WIKI_REST = re.compile(rf"[^{WIKI_NAME_STOPS}]*(\]\]|[|#][^\[\]\n]*\]\])")
 _MDLINK_REST = re.compile(r"[^()\s#]*(\)|#[^()\s]*\))")
 
 
@@ -125,7 +128,7 @@ def _line_links(number: int, line: str) -> list[LinkRef]:
         if m.group(1).strip() or (m.group(2) or "").strip()
     ]
     for m in MARKDOWN_LINK.finditer(text):
-        parts = _split_target(m.group(2))
+        parts = _split_target(destination(m))
         if parts is not None and (parts[0] or parts[1]):
             found.append(LinkRef(LinkKind.PATH, parts[0], parts[1], number, m.start(), m.end()))
     return sorted(found, key=lambda ref: ref.start)
@@ -204,12 +207,12 @@ def opening_at(lines: list[str], line: int, character: int) -> LinkTyping | None
 def _paragraph(lines: list[str], line: int) -> tuple[int, int]:
     """(first, last) line of the paragraph holding `line`: non-blank lines, no heading crossed."""
     first = last = line
-    while first > 0 and line - first < CONTEXT_LINES_ABOVE and lines[first - 1].strip() and not _HEADING.match(
+    while first > 0 and line - first < CONTEXT_LINES_ABOVE and lines[first - 1].strip() and not ATX_HEADING.match(
         lines[first]
     ):
         first -= 1
     while last + 1 < len(lines) and last - line < CONTEXT_LINES_ABOVE and lines[last + 1].strip() and not (
-        _HEADING.match(lines[last + 1])
+        ATX_HEADING.match(lines[last + 1])
     ):
         last += 1
     return first, last
@@ -229,20 +232,32 @@ def context_around(lines: list[str], typing: LinkTyping) -> str:
     # the paragraph may start at its heading (`_paragraph`): nothing above that is its section
     while (
         len(text) < MIN_CONTEXT_CHARS and top > 0 and typing.line - top < CONTEXT_LINES_ABOVE
-        and not _HEADING.match(lines[top])
+        and not ATX_HEADING.match(lines[top])
     ):
         top -= 1
         above = lines[top].strip()
         if above:
             text = f"{above.lstrip('#').strip()} {text}".strip()
-        if _HEADING.match(lines[top]):
+        if ATX_HEADING.match(lines[top]):
             break
     return _wiki_labels(text)[-MAX_CONTEXT_CHARS:]
 
 
+def heading_text(line: str) -> str | None:
+    """An ATX heading's text, without its opening `#`s and a closing run of `#`s after a space
+    (`## C#` is `C#`); None when the line is no heading."""
+    opening = ATX_HEADING.match(line)
+    if opening is None:
+        return None
+    text = line[opening.end() :].strip()
+    closed = text.rstrip("#")
+    return closed.strip() if not closed or closed[-1].isspace() else text
+
+
 def _words(line: str) -> str:
     """A line as prose: a heading without its `#`s."""
-    return line.strip().lstrip("#").strip() if _HEADING.match(line) else line.strip()
+    text = heading_text(line)
+    return line.strip() if text is None else text
 
 
 def _wiki_labels(text: str) -> str:

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from kbls.indexing.linkforms import folder_keys, name_key, path_keys
 from kbls.query.filters import Filters
 from kbls.results import SqliteInfo
 from kbls.storage import fts
@@ -42,6 +43,8 @@ class StoreReads:
     db: ConnectionPool
     #: the remembered document counts (`fts.DocCounts`), made on first use.
     _doc_count_cache: fts.DocCounts | None = None
+    #: `_note_keys` and the `notes_version` it was made at (replaced whole: threads read it freely).
+    _note_keys_cache: tuple[tuple[int, int, float], dict[str, frozenset[int]]] | None = None
 
     def files(self, paths: Iterable[str] | None = None) -> dict[str, FileRow]:
         """Rows of every file, or of just `paths` (a save must not read 10k rows to update one)."""
@@ -199,35 +202,45 @@ class StoreReads:
         return [(str(kind), str(target)) for kind, target in rows]
 
     def resolve_link_targets(self, paths: list[str], names: list[str]) -> set[int]:
-        """File ids that `path` links or `[[name]]` wiki links point at (name: file stem, path
-        without extension, title or alias, case-insensitive)."""
+        """File ids that `path` links or `[[name]]` wiki links point at. A name is compared by
+        `name_key` with each note's file stem and file name, path without and with its extension,
+        title and aliases: in Python, as SQLite's lower() folds ASCII only and LIKE reads `_`/`%`."""
         ids: set[int] = set()
-        c = self.db.conn
         for path in paths:
-            ids.update(r[0] for r in c.execute("SELECT id FROM files WHERE path = ?", (path,)))
-        for name in names:
-            lowered = name.lower().strip()
-            stem = lowered.rsplit("/", 1)[-1]
-            ids.update(
-                r[0]
-                for r in c.execute(
-                    "SELECT id FROM files WHERE stem = :stem AND (:name = stem OR lower(path) LIKE :name || '.%') "
-                    "UNION SELECT id FROM files WHERE lower(title) = :name "
-                    "UNION SELECT f.id FROM files f, json_each(f.aliases) a "
-                    "WHERE f.aliases != '[]' AND lower(a.value) = :name",
-                    {"stem": stem, "name": lowered},
-                )
-            )
+            ids.update(r[0] for r in self.db.conn.execute("SELECT id FROM files WHERE path = ?", (path,)))
+        if names:
+            by_key = self._note_keys()
+            for name in names:
+                ids.update(by_key.get(name_key(name), ()))
         return ids
 
+    def _note_keys(self) -> dict[str, frozenset[int]]:
+        """name key -> the notes that name is one of (see `resolve_link_targets`), made again
+        when `notes_version` changes (~2 µs a note)."""
+        version = self.notes_version()
+        cached = self._note_keys_cache
+        if cached is not None and cached[0] == version:
+            return cached[1]
+        found: dict[str, set[int]] = {}
+        for note in self.note_names():
+            names = {*path_keys(note.path), *folder_keys(note.path), name_key(note.title), *map(name_key, note.aliases)}
+            for key in names:
+                found.setdefault(key, set()).add(note.id)
+        by_key = {key: frozenset(ids) for key, ids in found.items()}
+        self._note_keys_cache = (version, by_key)
+        return by_key
+
     def incoming_links(self, path: str, names: list[str]) -> set[int]:
-        params = [path] + [n.lower() for n in names]
-        marks = ",".join("?" * len(names)) or "NULL"
+        """Files linking the note at `path` by that path, or by a wiki link naming it by `names`
+        or its file names (the index keeps wiki targets as their `name_key`)."""
+        keys = sorted({name_key(n) for n in names} | set(path_keys(path)) | set(folder_keys(path)))
+        params = [path, *keys]
+        marks = ",".join("?" * len(keys))
         return {
             int(r[0])
             for r in self.db.conn.execute(
                 f"SELECT DISTINCT file_id FROM links WHERE (kind = 'path' AND target = ?) "
-                f"OR (kind = 'wiki' AND lower(target) IN ({marks}))",
+                f"OR (kind = 'wiki' AND target IN ({marks}))",
                 params,
             )
         }

@@ -12,6 +12,7 @@ import time
 
 import numpy as np
 
+from kbls.indexing.linkforms import name_key
 from kbls.notepath import file_stem
 from kbls.storage import fts
 from kbls.storage.connection import Connection, ConnectionPool
@@ -56,8 +57,9 @@ class StoreWrites:
             c.execute("DELETE FROM tags WHERE file_id = ?", (file_id,))
             c.execute("DELETE FROM links WHERE file_id = ?", (file_id,))
             c.executemany("INSERT OR IGNORE INTO tags(file_id, tag) VALUES (?, ?)", [(file_id, t) for t in note.tags])
-            c.executemany(
-                "INSERT INTO links(file_id, kind, target) VALUES (?, ?, ?)", [(file_id, k, t) for k, t in note.links]
+            c.executemany(  # a wiki target as its `name_key`, which `StoreReads.incoming_links` looks up
+                "INSERT INTO links(file_id, kind, target) VALUES (?, ?, ?)",
+                [(file_id, k, name_key(t) if k == "wiki" else t) for k, t in note.links],
             )
             for chunk in note.chunks:
                 found = c.execute("SELECT id FROM embeddings WHERE hash = ?", (chunk.hash,)).fetchone()
