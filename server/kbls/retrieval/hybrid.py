@@ -20,7 +20,7 @@ from kbls.query.filters import Filters
 from kbls.query.syntax import ParsedQuery, query_terms
 from kbls.results import Hit, Signals
 from kbls.retrieval.fusion import Weights, lexical_confidence, semantic_confidence
-from kbls.retrieval.lexical import LexicalRanker, QueryWords
+from kbls.retrieval.lexical import LexicalRanker
 from kbls.retrieval.rerank import Reranker
 from kbls.retrieval.snippet import make_snippet
 from kbls.retrieval.vectors import VectorIndex
@@ -126,7 +126,7 @@ class HybridSearcher:
         if mode in (Mode.HYBRID, Mode.SEMANTIC):
             query = self.embedder.embed_query(text)
             semantic = self._semantic(query, wanted, filters)
-        words = QueryWords.of(text, self.store) if mode != Mode.SEMANTIC else None
+        words = self.lexical.words(text) if mode != Mode.SEMANTIC else None
         if words is not None:
             lexical = self.lexical.rank(words, filters, wanted)
         sem_rank = {rowid: i + 1 for i, (rowid, _) in enumerate(semantic)}

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import math
 import re
+import threading
 from bisect import bisect_right
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import accumulate
 
 from kbls.query.filters import Filters
@@ -168,9 +169,12 @@ class QueryWords:
     total: float
     #: the FTS5 MATCH expression (see `fts_match`); empty when the query has no words.
     match: str
+    #: which chunks hold which words, as far as the store's searches since its last change
+    #: looked (`LexicalRanker.words`); None: measured afresh each time.
+    remembered: _Remembered | None = field(default=None, compare=False, repr=False)
 
     @classmethod
-    def of(cls, text: str, store: Store) -> QueryWords:
+    def of(cls, text: str, store: Store, remembered: _Remembered | None = None) -> QueryWords:
         terms = content_terms(text)
         parts = {term: tuple(_TOKEN.findall(term)) for term in terms}
         tokens = {token for split in parts.values() for token in split}
@@ -203,7 +207,7 @@ class QueryWords:
         every = query_terms(text)
         last = terms[-1] if terms else ""
         prefix = last if len(last) >= MIN_PREFIX_CHARS and every and last == every[-1] else None
-        return cls(words, prefix, sum(w.weight for w in words), fts_match(text, forms))
+        return cls(words, prefix, sum(w.weight for w in words), fts_match(text, forms), remembered)
 
     def coverage(self, *texts: str) -> float:
         """Share (0..1) of the query's content-word weight that `texts` contain as whole tokens
@@ -211,15 +215,43 @@ class QueryWords:
         return self.coverages([texts])[0]
 
     def chunk_coverages(self, rows: Iterable[ChunkRow]) -> dict[int, float]:
-        """The `coverage` of each chunk's path, title, breadcrumb and body, by chunk rowid."""
+        """The `coverage` of each chunk's path, title, breadcrumb and body, by chunk rowid: from
+        what is `remembered` where the chunk was looked at for a word before, else measured."""
         listed = list(rows)
-        shares = self.coverages([(row.path, row.title, row.breadcrumb, row.body) for row in listed])
-        return {row.id: share for row, share in zip(listed, shares, strict=True)}
+        memo = self.remembered
+        if memo is None or self.total <= 0:
+            shares = self.coverages([_texts(row) for row in listed])
+            return {row.id: share for row, share in zip(listed, shares, strict=True)}
+        ids = {row.id for row in listed}
+        keys = [(word, self.prefix if word.term == self.prefix else None) for word in self.words]
+        masks = dict.fromkeys(ids, 0)
+        unseen: dict[int, set[int]] = {}  # bit -> rowids not looked at for that word
+        with memo.lock:
+            for bit, key in enumerate(keys):
+                looked, holding = memo.holders.get(key) or (_NONE, _NONE)
+                for rowid in holding & ids:
+                    masks[rowid] |= 1 << bit
+                if not ids <= looked:
+                    unseen[bit] = ids - looked
+        if unseen:
+            measure = [row for row in listed if any(row.id in missing for missing in unseen.values())]
+            found = self._masks([_texts(row) for row in measure], [(bit, self.words[bit]) for bit in unseen])
+            for row, mask in zip(measure, found, strict=True):
+                masks[row.id] |= mask
+            memo.learn({keys[bit]: ({row.id for row in measure},
+                                    {row.id for row, mask in zip(measure, found, strict=True) if mask >> bit & 1})
+                        for bit in unseen})
+        shares = self._shares(list(masks.values()))
+        return dict(zip(masks, shares, strict=True))
 
     def coverages(self, candidates: Sequence[Sequence[str]]) -> list[float]:
         """The `coverage` of each candidate's texts, all looked through at once (`_Candidates`)."""
         if self.total <= 0:
             return [0.0] * len(candidates)
+        return self._shares(self._masks(candidates, list(enumerate(self.words))))
+
+    def _masks(self, candidates: Sequence[Sequence[str]], words: Sequence[tuple[int, Word]]) -> list[int]:
+        """Per candidate, the bits (`words`: bit and word) of the words its texts hold."""
         # ASCII candidates apart from the others: one "é" or emoji in a joined block makes
         # Python store all of it with two or four bytes a character, and lowercase it ten
         # times slower.
@@ -230,12 +262,16 @@ class QueryWords:
         masks = [0] * len(candidates)
         for block in _blocks([len(text) for text in ordered]):
             joined = _Candidates(ordered[block])
-            for bit, word in enumerate(self.words):
+            for bit, word in words:
                 flag = 1 << bit
                 for index in word.holders(joined, self.prefix if word.term == self.prefix else None):
                     masks[order[block.start + index]] |= flag
-        # The share of each set of found words, summed in the words' order as one candidate's
-        # would be: few distinct sets, and the same float whichever way a chunk is measured.
+        return masks
+
+    def _shares(self, masks: Sequence[int]) -> list[float]:
+        """The coverage of each set of found words (a mask of their bits)."""
+        # Summed in the words' order as one candidate's would be: few distinct sets, and the
+        # same float whichever way a chunk is measured.
         shares: dict[int, float] = {}
         out = []
         for mask in masks:
@@ -250,11 +286,80 @@ class QueryWords:
         return out
 
 
+def _texts(row: ChunkRow) -> tuple[str, str, str, str]:
+    """A chunk's texts that its coverage is measured on."""
+    return (row.path, row.title, row.breadcrumb, row.body)
+
+
+_NONE: frozenset[int] = frozenset()
+#: a store's lexical search forgets what it remembers beyond this many query texts, or this
+#: many (word, chunk) looks, and starts afresh (search-as-you-type sends every prefix).
+REMEMBERED_QUERIES = 2_000
+REMEMBERED_LOOKS = 500_000
+
+
+class _Remembered:
+    """What one store's lexical searches learnt since the store last changed: each query
+    text's `QueryWords` (their FTS5 document counts, spellings and weights) and, per query word,
+    which of the chunks looked at hold it. Search-as-you-type and a repeated query send the same
+    words again over mostly the same candidates: their coverage is then read from here instead
+    of the chunks' text (docs/benchmarks.md, "Query cost before and after issue 10").
+
+    Valid for one `generation` of the store (`Store.lexical_generation`, moved by every commit
+    seen); a search that meets a newer one starts a new `_Remembered`. A search racing a commit
+    may mix both states, as its ranking and its rows already may."""
+
+    def __init__(self, generation: int) -> None:
+        self.generation = generation
+        self.lock = threading.Lock()
+        self.words: dict[str, QueryWords] = {}
+        #: (word, its prefix or None) -> (chunk rowids looked at, those holding the word).
+        self.holders: dict[tuple[Word, str | None], tuple[set[int], set[int]]] = {}
+        self._looks = 0
+
+    def learn(self, seen: dict[tuple[Word, str | None], tuple[set[int], set[int]]]) -> None:
+        """Adds rowids looked at and found holding, per word (the holders first, so a search
+        reading at the same time never takes a rowid looked at for one that does not hold it)."""
+        with self.lock:
+            self._looks += sum(len(looked) for looked, _ in seen.values())
+            if self._looks > REMEMBERED_LOOKS:
+                self.holders, self._looks = {}, 0
+            for key, (looked, holding) in seen.items():
+                known = self.holders.get(key)
+                if known is None:
+                    self.holders[key] = (looked, holding)
+                else:
+                    known[1].update(holding)
+                    known[0].update(looked)
+
+
 class LexicalRanker:
     """Ranks one store's chunks for a query by BM25 over its content words."""
 
     def __init__(self, store: Store) -> None:
         self.store = store
+        self._lock = threading.Lock()
+        self._remembered: _Remembered | None = None
+
+    def words(self, text: str) -> QueryWords:
+        """`QueryWords.of(text)`, remembered with what its searches learn until the store changes."""
+        generation = self.store.lexical_generation()
+        if generation is None:  # inside a write transaction: nothing to remember
+            return QueryWords.of(text, self.store)
+        with self._lock:
+            memo = self._remembered
+            if memo is None or memo.generation != generation:
+                memo = self._remembered = _Remembered(generation)
+        with memo.lock:
+            known = memo.words.get(text)
+        if known is not None:
+            return known
+        words = QueryWords.of(text, self.store, memo)
+        with memo.lock:
+            if len(memo.words) >= REMEMBERED_QUERIES:
+                memo.words = {}
+            memo.words[text] = words
+        return words
 
     def rank(self, words: QueryWords, filters: Filters, wanted: int) -> list[tuple[int, float]]:
         """(chunk rowid, BM25 score: higher is better) of the best `wanted` chunks."""

@@ -86,6 +86,8 @@ class DocCounts:
         self._version: int | None = None
         self._docs: dict[str, int] = {}
         self._chunks: int | None = None
+        #: counts every change seen (and every new watch): see `generation`.
+        self._generation = 0
 
     def _version_now(self) -> int:
         """The store's version now; forgets every count when it moved. Call under `_lock`."""
@@ -100,7 +102,18 @@ class DocCounts:
             version = int(self._watch.execute("PRAGMA data_version").fetchone()[0])
         if version != self._version:
             self._version, self._docs, self._chunks = version, {}, None
+            self._generation += 1
         return version
+
+    def generation(self, conn: Connection) -> int | None:
+        """A number that stays the same while the store does and changes with every commit seen,
+        for other things a searcher remembers until the store changes (`retrieval.lexical`);
+        None while `conn` is inside a write transaction (its uncommitted rows are not the store)."""
+        if conn.in_transaction:
+            return None
+        with self._lock:
+            self._version_now()
+            return self._generation
 
     def chunk_count(self, conn: Connection) -> int:
         """`chunk_count` read on `conn` (this thread's connection), or remembered."""

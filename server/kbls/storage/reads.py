@@ -152,6 +152,11 @@ class StoreReads:
             self.db.set_thread_flag("vocab")
         return self._doc_counts().term_doc_counts(conn, terms)
 
+    def lexical_generation(self) -> int | None:
+        """Changes whenever the store does (`fts.DocCounts.generation`): lexical search remembers
+        query words and which chunks hold them until then. None inside a write transaction."""
+        return self._doc_counts().generation(self.db.conn)
+
     def _doc_counts(self) -> fts.DocCounts:
         """This store's `fts.DocCounts`, watching the store on a connection of its own."""
         counts = self._doc_count_cache
