@@ -28,6 +28,7 @@ import platform
 import random
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -175,8 +176,12 @@ def render(results: dict[str, Any]) -> str:
     lines = [START, "## Link completion", ""]
     engine, lsp = results.get("engine"), results.get("lsp")
     when = results.get("when", "")
+    commits = ", ".join(
+        f"{name} at {results[name]['commit']}" for name in ("engine", "lsp") if results.get(name, {}).get("commit")
+    )
     lines.append(
-        f"Written by `benchmarks/bench_completion.py`, {when}, {results.get('machine', '')}. Workspace: "
+        f"Written by `benchmarks/bench_completion.py`, {when} ({commits or 'commit not recorded'}), "
+        f"{results.get('machine', '')}. Workspace: "
         f"bench_daemon's {CHUNKS // 1000}k-chunk Rust by Example copies (random unit vectors for the chunks); the "
         "paragraph around the cursor is embedded by the real model (all-MiniLM-L6-v2 int8) when it is new; "
         "typing after `[[` leaves it unchanged (the link being typed is not part of it), so those requests reuse "
@@ -225,6 +230,17 @@ def render(results: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _commit() -> str:
+    """The checkout's commit, `+changes` when files git tracks differ from it ("" outside git)."""
+    try:
+        head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True,
+                              text=True, timeout=10).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(REPO), "diff", "--quiet", "HEAD", "--", "server"], timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return f"{head}+changes" if head and dirty.returncode else head
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--phase", choices=("engine", "lsp"), action="append")
@@ -234,6 +250,7 @@ def main(argv: list[str] | None = None) -> int:
     for phase in phases:
         entry = phase_engine(args.rounds) if phase == "engine" else phase_lsp(args.rounds)
         entry["load_1min"] = round(os.getloadavg()[0], 1)
+        entry["commit"] = _commit()
         print(phase, entry)
         results_file.save(RESULTS, phase, entry)
     results = results_file.load(RESULTS)
