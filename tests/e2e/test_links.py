@@ -305,3 +305,15 @@ def test_angle_bracket_paths_extensions_and_unicode_forms_link_everywhere(
         "textDocument/hover", {"textDocument": {"uri": spaced}, "position": {"line": 0, "character": 0}}
     )
     assert hover is not None and "links here" in hover["contents"]["value"]
+
+
+def test_a_path_typed_in_angle_brackets_is_completed_as_written_there(
+    session: LspSession, roots: dict[str, Path]
+) -> None:
+    line = "Also [](<my no"
+    uri = _open(session, roots["names"] / "draft.md", f"# Draft\n{line}\n")
+    found = _complete(session, uri, 1, len(line))
+    assert found is not None and found.items
+    first = found.items[0]
+    assert _edit(first) == "my notes/a b.md>)"
+    assert [e.new_text for e in first.additional_text_edits or []] == ["Spaced"]

@@ -16,7 +16,7 @@ from tests.support.link_corpus import SLEEPLESS, write_link_workspace
 from kbls.engine import Engine
 from kbls.indexing.parse import parse_note
 from kbls.retrieval.links import heading_line
-from kbls.retrieval.linksyntax import LinkKind, LinkRef, heading_text, links_in
+from kbls.retrieval.linksyntax import LinkKind, LinkRef, heading_text, links_in, typing_at
 from kbls.retrieval.notelinks import LinkQuery
 
 #: one name, composed (macOS keeps file names decomposed; most keyboards type composed).
@@ -79,6 +79,15 @@ def test_a_note_with_spaces_in_its_path_is_linked_by_an_angle_bracket_link(
     assert [[t.path for t in found] for found in engine.links.resolve("hub.md", refs, lines)] == [["my notes/a b.md"]]
     assert _link_reasons(engine, "hub.md") == {"my notes/a b.md": ["linked from here"]}
     assert _link_reasons(engine, "my notes/a b.md") == {"hub.md": ["links here"]}
+    # A path typed in `<…>` is completed as written there (not percent-encoded), closed by `>)`.
+    line = "Also [](<my no"
+    typing = typing_at([line], 0, len(line))
+    assert typing is not None and (typing.kind, typing.typed, typing.angled) == (LinkKind.PATH, "my no", True)
+    query = LinkQuery(kind=LinkKind.PATH, typed=typing.typed, context="", document=[line], angled=True)
+    assert [(s.path, s.insert) for s in engine.links.suggest("hub.md", query)] == [("my notes/a b.md", "my notes/a b.md>)")]
+    written = "[x](<my no tes/a b.md>) after"
+    inside = typing_at([written], 0, len("[x](<my no"))
+    assert inside is not None and (inside.replace_start, inside.replace_end) == (5, written.index(" after"))
 
 
 def test_underscore_and_percent_in_a_folder_name_match_only_themselves(

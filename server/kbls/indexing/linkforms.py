@@ -34,8 +34,12 @@ _ESCAPED = re.compile(r"\\([!-/:-@\[-`{-~])")  # a backslash before ASCII punctu
 def destination(link: re.Match[str]) -> str:
     """A `MARKDOWN_LINK` match's destination as written, its backslash escapes undone (`\\<`
     is `<`): a path, a URL or a `#fragment`, still percent-encoded."""
-    written = link.group(2) if link.group(2) is not None else link.group(3)
-    return _ESCAPED.sub(r"\1", written)
+    return unescape(link.group(2) if link.group(2) is not None else link.group(3))
+
+
+def unescape(text: str) -> str:
+    """`text` with CommonMark's backslash escapes undone (a backslash before ASCII punctuation)."""
+    return _ESCAPED.sub(r"\1", text)
 
 
 def name_key(name: str) -> str:

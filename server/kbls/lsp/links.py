@@ -103,7 +103,9 @@ async def completion(ls: KblsServer, params: types.CompletionParams) -> types.Co
     if typing is None:
         _warm_up(ls, path, text, opening_at(text, at.line, at.character))
         return None
-    query = LinkQuery(kind=typing.kind, typed=typing.typed, context=context_around(text, typing), document=text)
+    query = LinkQuery(
+        kind=typing.kind, typed=typing.typed, context=context_around(text, typing), document=text, angled=typing.angled
+    )
     try:
         answer = await ls.call(ls.query_pool, ls.daemon.link_suggestions, path, query)
     except JsonRpcInvalidParams:

@@ -42,6 +42,7 @@ STYLE_SAMPLE_BYTES = 64 * 1024
 
 _SETEXT = re.compile(r"^\s{0,3}(=+|-+)\s*$")
 _SLUG_DROP = re.compile(r"[^\w\- ]")
+_ANGLE_ESCAPES = re.compile(r"[<>\\]")
 _WORD_START = re.compile(r"(?<=[\s\-_/.])\w")
 #: what would end a wiki link's name, or either link's label, early (`kbls.indexing.linkforms`).
 _NOT_IN_WIKI_NAME = re.compile(f"[{WIKI_NAME_STOPS}]")
@@ -245,10 +246,11 @@ def link_label(title: str) -> str:
     return " ".join(_NOT_IN_LABEL.sub("", title).split())
 
 
-def markdown_path(source: str, target: str) -> str:
-    """`target` relative to the folder of `source`, as a markdown link writes it."""
+def markdown_path(source: str, target: str, angled: bool = False) -> str:
+    """`target` relative to the folder of `source`, as a markdown link writes it: percent-encoded,
+    or inside `<…>` (`angled`) as it is, with `<`, `>` and `\\` escaped."""
     relative = posixpath.relpath(target, posixpath.dirname(source) or ".")
-    return quote(relative, safe="/._-~")
+    return _ANGLE_ESCAPES.sub(r"\\\g<0>", relative) if angled else quote(relative, safe="/._-~")
 
 
 def heading_slug(text: str) -> str:

@@ -11,11 +11,11 @@ fenced block are not links.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 from urllib.parse import unquote
 
-from kbls.indexing.linkforms import MARKDOWN_LINK, URL_SCHEME, WIKI_LINK, WIKI_NAME_STOPS, destination
+from kbls.indexing.linkforms import MARKDOWN_LINK, URL_SCHEME, WIKI_LINK, WIKI_NAME_STOPS, destination, unescape
 
 #: a line longer than this is not searched for links (a minified blob, not prose).
 MAX_LINE_CHARS = 20_000
@@ -32,13 +32,15 @@ _CODE_SPAN = re.compile(r"`[^`\n]*`")
 #: the opening of an ATX heading (CommonMark); its text is `heading_text`'s (no regex reads it:
 #: a lazy `(.*?)\s*#*$` backtracks quadratically over a line of spaces).
 ATX_HEADING = re.compile(r"^\s{0,3}#{1,6}(?=\s|$)")
-# What is being typed: an open `[[` with no `]` after it, or an open `[label](`.
+# What is being typed: an open `[[` with no `]` after it, or an open `[label](`, its path
+# typed in `<…>` (group 2, spaces allowed) or bare (group 3).
 _OPEN_WIKI = re.compile(r"\[\[([^\[\]\n]*)$")
-_OPEN_MDLINK = re.compile(r"\[([^\[\]\n]*)\]\(([^()\s]*)$")
+_OPEN_MDLINK = re.compile(r"\[([^\[\]\n]*)\]\((?:<((?:[^<>\\\n\[]|\\.)*)|((?!<)[^()\s]*))$")
 # What follows the cursor of a written link: the rest of its name, then its close, or a heading
 # or label and then its close (group 2).
 _WIKI_REST = re.compile(rf"[^{WIKI_NAME_STOPS}]*(\]\]|[|#][^\[\]\n]*\]\])")
 _MDLINK_REST = re.compile(r"[^()\s#]*(\)|#[^()\s]*\))")
+_ANGLED_REST = re.compile(r"(?:[^<>\\\n#\[]|\\.)*(>\)|#[^<>\n]*>\))")
 
 
 class LinkKind(str, Enum):
@@ -69,6 +71,8 @@ class TypedLink:
 
     kind: LinkKind
     typed: str
+    #: a markdown link's path typed in `<…>` (`[x](<my no`): completed as written, closed by `>)`.
+    angled: bool = field(default=False, kw_only=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,14 +174,20 @@ def typing_at(lines: list[str], line: int, character: int) -> LinkTyping | None:
         return LinkTyping(LinkKind.WIKI, typed, line, wiki.start(), wiki.start(1), end)
     markdown = _OPEN_MDLINK.search(before)
     if markdown is not None:
-        typed = markdown.group(2)
+        angled = markdown.group(2) is not None
+        group = 2 if angled else 3
+        typed = markdown.group(group)
         if URL_SCHEME.match(typed) or "#" in typed or typed.startswith("//"):
             return None
-        end = _replace_end(_MDLINK_REST.match(after), ")", character)
+        rest, close = (_ANGLED_REST, ">)") if angled else (_MDLINK_REST, ")")
+        end = _replace_end(rest.match(after), close, character)
         if end is None:
             return None
         label_at = markdown.start(1) if not markdown.group(1) else None
-        return LinkTyping(LinkKind.PATH, unquote(typed), line, markdown.start(), markdown.start(2), end, label_at)
+        return LinkTyping(
+            LinkKind.PATH, unquote(unescape(typed)), line, markdown.start(), markdown.start(group), end, label_at,
+            angled=angled,
+        )
     return None
 
 

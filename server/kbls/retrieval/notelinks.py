@@ -179,7 +179,7 @@ class NoteLinks:
         for (score, note, which), rowid in zip(chosen, rowids, strict=True):
             row = rows.get(rowid)
             insert = wiki_insert(catalogue, note, style) if query.kind == LinkKind.WIKI else (
-                markdown_path(source, note.path) + ")"
+                markdown_path(source, note.path, query.angled) + (">)" if query.angled else ")")
             )
             out.append(LinkSuggestion(
                 path=note.path, title=note.title, insert=insert, label=link_label(note.title),
