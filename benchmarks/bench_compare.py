@@ -11,7 +11,7 @@ chunks; queries are embedded by the real model), so any tree whose bench_daemon 
 `build_workspace(chunks)` can be compared.
 
     .venv/bin/python benchmarks/bench_compare.py --old ../kbls-before            # 1k, 10k, 50k
-    .venv/bin/python benchmarks/bench_compare.py --old ../kbls-before --sizes 1000 --rounds 50
+    .venv/bin/python benchmarks/bench_compare.py --old ../kbls-before --sizes 1000 --rounds 50 --no-doc
 
 Writes its figures into `docs/benchmarks.md` between `<!-- compare:start -->` and
 `<!-- compare:end -->`, leaving every other section alone.
@@ -224,6 +224,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", type=int, nargs="+", default=[1_000, 10_000, 50_000])
     parser.add_argument("--rounds", type=int, default=200, help="kb/search requests per mode and size, per tree")
     parser.add_argument("--doc-only", action="store_true", help="rewrite the doc from the saved results")
+    parser.add_argument(
+        "--no-doc", action="store_true",
+        help="a trial run: print the table, leave docs/benchmarks.md and the saved results alone",
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     if not args.doc_only:
@@ -236,6 +240,9 @@ def main(argv: list[str] | None = None) -> int:
             "trees": {name: {"commit": git_head(tree)} for name, tree in trees.items()},
             "sizes": {str(size): compare_size(trees, size, args.rounds, tmp) for size in args.sizes},
         }
+        if args.no_doc:
+            print(render(entry))
+            return 0
         results_file.save(RESULTS, "search", entry)
     entry = results_file.load(RESULTS)["search"]
     replace_section(DOC, START, END, render(entry))

@@ -1,8 +1,8 @@
-"""What a store's lexical search remembers (`retrieval.lexical._Remembered`, issue 10 query cost):
-a query's words and which candidates hold them are kept until the store changes, and what is read
-from memory equals what is measured afresh: while a query is typed, after a chunk is rewritten
-(its rowid used again), after a write by another connection; inside a write transaction nothing is
-remembered.
+"""What a store's searches remember (`retrieval.lexical._Remembered`, issue 10 query cost): a
+query's words, which candidates hold them and the candidates' rows are kept until the store
+changes, and what is read from memory equals what is read and measured afresh: while a query is
+typed, after a chunk is rewritten (its rowid used again), after a write by another connection;
+inside a write transaction nothing is remembered.
 
 The records carry random unit vectors: only lexical search is under test.
 """
@@ -48,10 +48,13 @@ def _write(store: Store, path: str, *bodies: str) -> None:
 def _coverages(ranker: LexicalRanker, text: str) -> tuple[dict[int, float], dict[int, float]]:
     """(remembered, measured afresh) coverage of the query's candidates."""
     words = ranker.words(text)
-    rows = ranker.store.chunk_rows([rowid for rowid, _ in ranker.rank(words, Filters(), 50)])
+    rowids = [rowid for rowid, _ in ranker.rank(words, Filters(), 50)]
+    rows = ranker.chunk_rows(rowids)
+    read = ranker.store.chunk_rows(rowids)
+    assert list(rows.items()) == list(read.items())  # the same rows, in the same (rowid) order
     fresh = QueryWords.of(text, ranker.store)
     assert fresh.remembered is None and words.remembered is not None
-    return words.chunk_coverages(rows.values()), fresh.chunk_coverages(rows.values())
+    return words.chunk_coverages(rows.values()), fresh.chunk_coverages(read.values())
 
 
 @pytest.fixture
@@ -91,6 +94,7 @@ def test_a_rewritten_chunk_is_measured_again(store: Store) -> None:
         assert after == measured
         assert max(before.values()) == 1.0 and max(after.values()) < 1.0
         assert rowids & set(after)  # (the rowids were used again: the case under test)
+        assert [row.body for row in ranker.chunk_rows(sorted(rowids)).values()] == ["The bullet train to Osaka"]
     finally:
         store.close()
 
@@ -115,6 +119,7 @@ def test_inside_a_write_transaction_nothing_is_remembered(store: Store) -> None:
         with store.db.atomic():
             assert store.lexical_generation() is None
             assert ranker.words("kettle").remembered is None
+            assert ranker.chunk_rows([1]) == store.chunk_rows([1])
         assert ranker.words("kettle").remembered is not None
     finally:
         store.close()

@@ -131,7 +131,7 @@ class HybridSearcher:
             lexical = self.lexical.rank(words, filters, wanted)
         sem_rank = {rowid: i + 1 for i, (rowid, _) in enumerate(semantic)}
         lex_rank = {rowid: i + 1 for i, (rowid, _) in enumerate(lexical)}
-        rows = self.store.chunk_rows(list(dict.fromkeys([r for r, _ in semantic] + [r for r, _ in lexical])))
+        rows = self.lexical.chunk_rows(list(dict.fromkeys([r for r, _ in semantic] + [r for r, _ in lexical])))
         cosine = dict(semantic)
         if query is not None:
             missing = [row.embedding_id for rowid, row in rows.items() if rowid not in cosine]

@@ -296,14 +296,17 @@ _NONE: frozenset[int] = frozenset()
 #: many (word, chunk) looks, and starts afresh (search-as-you-type sends every prefix).
 REMEMBERED_QUERIES = 2_000
 REMEMBERED_LOOKS = 500_000
+#: ... or this many chunk rows (about 1.5 kB each with their text: a few MB at most).
+REMEMBERED_ROWS = 4_096
 
 
 class _Remembered:
-    """What one store's lexical searches learnt since the store last changed: each query
-    text's `QueryWords` (their FTS5 document counts, spellings and weights) and, per query word,
-    which of the chunks looked at hold it. Search-as-you-type and a repeated query send the same
-    words again over mostly the same candidates: their coverage is then read from here instead
-    of the chunks' text (docs/benchmarks.md, "Query cost before and after issue 10").
+    """What one store's searches learnt since the store last changed: each query text's
+    `QueryWords` (their FTS5 document counts, spellings and weights), per query word which of
+    the chunks looked at hold it, and the candidates' rows. Search-as-you-type and a repeated
+    query send the same words again over mostly the same candidates: their rows and coverage
+    are then read from here instead of the store and the chunks' text (docs/benchmarks.md,
+    "Query cost before and after issue 10").
 
     Valid for one `generation` of the store (`Store.lexical_generation`, moved by every commit
     seen); a search that meets a newer one starts a new `_Remembered`. A search racing a commit
@@ -316,6 +319,7 @@ class _Remembered:
         #: (word, its prefix or None) -> (chunk rowids looked at, those holding the word).
         self.holders: dict[tuple[Word, str | None], tuple[set[int], set[int]]] = {}
         self._looks = 0
+        self.rows: dict[int, ChunkRow] = {}
 
     def learn(self, seen: dict[tuple[Word, str | None], tuple[set[int], set[int]]]) -> None:
         """Adds rowids looked at and found holding, per word (the holders first, so a search
@@ -343,13 +347,9 @@ class LexicalRanker:
 
     def words(self, text: str) -> QueryWords:
         """`QueryWords.of(text)`, remembered with what its searches learn until the store changes."""
-        generation = self.store.lexical_generation()
-        if generation is None:  # inside a write transaction: nothing to remember
+        memo = self._current()
+        if memo is None:  # inside a write transaction: nothing to remember
             return QueryWords.of(text, self.store)
-        with self._lock:
-            memo = self._remembered
-            if memo is None or memo.generation != generation:
-                memo = self._remembered = _Remembered(generation)
         with memo.lock:
             known = memo.words.get(text)
         if known is not None:
@@ -360,6 +360,37 @@ class LexicalRanker:
                 memo.words = {}
             memo.words[text] = words
         return words
+
+    def chunk_rows(self, rowids: list[int]) -> dict[int, ChunkRow]:
+        """`Store.chunk_rows`, the rows remembered until the store changes (those of any mode's
+        candidates: a hybrid search reads the lexical ones too)."""
+        memo = self._current()
+        if memo is None:
+            return self.store.chunk_rows(rowids)
+        with memo.lock:
+            rows = memo.rows
+            known = {rowid: rows[rowid] for rowid in rowids if rowid in rows}
+        if len(known) < len(rowids):
+            read = self.store.chunk_rows([rowid for rowid in rowids if rowid not in known])
+            with memo.lock:
+                if len(memo.rows) + len(read) > REMEMBERED_ROWS:
+                    memo.rows = {}
+                memo.rows.update(read)
+            known.update(read)
+        # In rowid order, as the store's IN query gives them: the order of the cosines measured
+        # for them (`VectorIndex.similarities`) moves their last bits.
+        return {rowid: known[rowid] for rowid in sorted(known)}
+
+    def _current(self) -> _Remembered | None:
+        """What is remembered of the store as it is now; None inside a write transaction."""
+        generation = self.store.lexical_generation()
+        if generation is None:
+            return None
+        with self._lock:
+            memo = self._remembered
+            if memo is None or memo.generation != generation:
+                memo = self._remembered = _Remembered(generation)
+            return memo
 
     def rank(self, words: QueryWords, filters: Filters, wanted: int) -> list[tuple[int, float]]:
         """(chunk rowid, BM25 score: higher is better) of the best `wanted` chunks."""
