@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from kbls.daemon.roots import STORE_CHECK_INTERVAL, Root, RootRegistry
+from kbls.config import CONFIG_FILE
+from kbls.daemon.roots import STORE_CHECK_INTERVAL, RefusedRoot, Root, RootRegistry
 from kbls.daemon.status import state_of
 from kbls.engine import Engine
 from kbls.errors import OutsideRootError
@@ -100,3 +101,18 @@ def test_counts_and_errors_are_read_back_consistently(registry: tuple[RootRegist
 )
 def test_state_word(loaded: bool, model_error: str | None, root_errors: list[str], busy: bool, state: str) -> None:
     assert state_of(model_loaded=loaded, model_error=model_error, root_errors=root_errors, busy=busy) == state
+
+
+def test_a_config_file_of_a_root_that_is_not_open_names_that_root(
+    registry: tuple[RootRegistry, Path, Path], tmp_path: Path
+) -> None:
+    """The editor's event for a refused root's `.kbls.yaml` tries it again; not an open root's."""
+    roots, outer, inner = registry
+    waiting = tmp_path / "waiting"
+    roots.refuse(RefusedRoot(waiting.as_uri(), waiting, "its store is inside it"))
+    roots.refuse(RefusedRoot(outer.as_uri(), outer, "invalid config; served with the defaults"))
+    entry = roots.waiting_for_config(waiting / CONFIG_FILE)
+    assert entry is not None and entry.folder == waiting
+    assert roots.waiting_for_config(waiting / "note.md") is None
+    assert roots.waiting_for_config(outer / CONFIG_FILE) is None  # open: its own watcher reloads it
+    assert roots.waiting_for_config(inner / CONFIG_FILE) is None  # open and never refused

@@ -44,7 +44,9 @@ class LspSession:
     """One running `kbls serve` for `folders` and the client talking to it.
 
     `command` replaces `python -m kbls serve` (e.g. a wrapper script); `env` replaces the
-    inherited environment; `progress` is the client's work-done-progress capability.
+    inherited environment; `progress` is the client's work-done-progress capability;
+    `watched_files`: the client can register `workspace/didChangeWatchedFiles` (what the server
+    registers is kept in `registrations`).
     `kbls serve` runs standalone (in-process, `KBLS_NO_DAEMON=1`) unless `daemon` is true: then
     it relays to the per-user daemon of the child's environment (tests/userdaemon).
     """
@@ -61,8 +63,10 @@ class LspSession:
         command: list[str] | None = None,
         log_level: str = "DEBUG",
         daemon: bool = False,
+        watched_files: bool = False,
     ) -> None:
         self.folders = folders
+        self.registrations: list[types.Registration] = []
         self.log_file = tmp / f"{name}-{time.monotonic_ns()}.log"
         self.notifications: list[tuple[str, Any]] = []
         self.progress: list[tuple[str, dict[str, Any]]] = []
@@ -81,7 +85,11 @@ class LspSession:
         self._run(self.client.start_io(*argv, "--log-file", str(self.log_file), "--log-level", log_level, env=child))
         capabilities = types.ClientCapabilities(
             window=types.WindowClientCapabilities(work_done_progress=progress),
-            workspace=types.WorkspaceClientCapabilities(workspace_folders=True),
+            workspace=types.WorkspaceClientCapabilities(
+                workspace_folders=True,
+                did_change_watched_files=types.DidChangeWatchedFilesClientCapabilities(dynamic_registration=True)
+                if watched_files else None,
+            ),
         )
         self.initialize_result: types.InitializeResult = self._run(
             self.client.initialize_async(
@@ -112,7 +120,12 @@ class LspSession:
             with self._lock:
                 self.progress.append((str(kind), data if isinstance(data, dict) else {"value": data}))
 
+        def capability_registered(params: types.RegistrationParams) -> None:
+            with self._lock:
+                self.registrations.extend(params.registrations)
+
         self.client.feature(types.WINDOW_WORK_DONE_PROGRESS_CREATE)(progress_created)
+        self.client.feature(types.CLIENT_REGISTER_CAPABILITY)(capability_registered)
         self.client.feature(types.PROGRESS)(progress_reported)
 
     def _keeper(self, method: str) -> Callable[[Any], None]:

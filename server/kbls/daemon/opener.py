@@ -132,9 +132,8 @@ class RootOpener:
             files=counts.files, chunks=counts.chunks,
         )
         self._settle(request, problem)
-        if self.watch:
-            root.watcher = self._watch(root)
-        if root.watcher is not None and config_stamp(folder) != stamp:
+        root.watcher = self._watch(root)
+        if config_stamp(folder) != stamp:
             self.on_config(uri, folder)  # changed before the watcher could see it
         self.listener.log(
             logging.INFO, f"kbls: {folder}: {root.files} files, {root.chunks} chunks in {engine.store_dir}"
@@ -178,22 +177,27 @@ class RootOpener:
             return None
         return watcher
 
-    def _watch(self, root: Root) -> RootWatcher | None:
+    def _watch(self, root: Root) -> RootWatcher:
+        """The root's watcher: it takes the editor's file events, and observes the tree itself
+        unless `watch` is off."""
         key, uri, folder = root.key, root.uri, root.folder
+        watcher = RootWatcher(
+            root.engine.root, root.engine.scanner.wanted,
+            lambda paths, rescan: self.on_batch(key, paths, rescan),
+            ignored_dirs=(root.engine.store_dir,), delay=self.debounce,
+            on_config=lambda: self.on_config(uri, folder),
+        )
+        if not self.watch:
+            return watcher
         try:
-            watcher = RootWatcher(
-                root.engine.root, root.engine.scanner.wanted,
-                lambda paths, rescan: self.on_batch(key, paths, rescan),
-                ignored_dirs=(root.engine.store_dir,), delay=self.debounce,
-                on_config=lambda: self.on_config(uri, folder),
-            )
-            watcher.start()
+            watcher.observe()
         except Exception as exc:  # e.g. inotify watch limit reached: still index on save
             log.warning("cannot watch %s: %s", folder, exc)
             self.listener.show(
-                logging.WARNING, f"kbls: cannot watch {folder} for outside changes ({exc}); saves are still indexed"
+                logging.WARNING,
+                f"kbls: cannot watch {folder} for outside changes ({exc}); saves and the editor's file events "
+                "are still indexed",
             )
-            return None
         return watcher
 
     def _load_config(self, folder: Path) -> tuple[Config, str | None]:

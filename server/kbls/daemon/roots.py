@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from kbls.config import CONFIG_FILE
 from kbls.daemon.watch import ConfigWatcher, RootWatcher
 from kbls.engine import Engine
 from kbls.errors import OutsideRootError
@@ -248,6 +249,15 @@ class RootRegistry:
     def refused_views(self) -> list[RefusedView]:
         with self._lock:
             return [RefusedView(r.uri, r.folder, r.reason) for r in self._refused.values()]
+
+    def waiting_for_config(self, path: Path) -> RefusedRoot | None:
+        """The root that could not be opened, if `path` is its config file (a change of which
+        may let it open: the editor's file events stand in for its `ConfigWatcher`)."""
+        if path.name != CONFIG_FILE:
+            return None
+        key = str(folder_path(path.parent))
+        with self._lock:
+            return None if key in self._roots else self._refused.get(key)
 
     # -- paths ---------------------------------------------------------------------------------
     def locate(self, path: Path | str) -> Located:

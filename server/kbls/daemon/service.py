@@ -42,6 +42,7 @@ from kbls.daemon.jobs import Job, OpenRequest
 from kbls.daemon.opener import RootOpener
 from kbls.daemon.roots import Located, Root, RootRegistry, folder_path
 from kbls.daemon.status import StatusReporter, joined, refusal, refused_status, state_of
+from kbls.daemon.watch import FileChange, own_watch_enabled
 from kbls.daemon.worker import STORE_REPLACED, Worker
 from kbls.errors import OutsideRootError, QueryError
 from kbls.limits import MAX_LIMIT, MAX_TAGS, RELATED_LIMIT
@@ -61,7 +62,7 @@ class Daemon:
 
     :param listener: receives state changes, progress and messages.
     :param overrides: config keys from `initializationOptions`, applied to every root.
-    :param watch: start a watchdog observer per root.
+    :param watch: start a watchdog observer per root (unless `KBLS_NO_WATCH=1`).
     :param debounce: seconds of quiet before a batch of watcher events is indexed.
     """
 
@@ -77,7 +78,7 @@ class Daemon:
         self._registry = RootRegistry()
         self._reporter = StatusReporter(self._listener, self.index_state)
         self._opener = RootOpener(
-            self._listener, self._registry, overrides or None, watch=watch, debounce=debounce,
+            self._listener, self._registry, overrides or None, watch=watch and own_watch_enabled(), debounce=debounce,
             on_batch=lambda key, paths, rescan: self._worker.submit(key, Job(full=rescan, files=paths)),
             on_config=self.reopen_root, retry_open=self._retry_open,
         )
@@ -130,6 +131,22 @@ class Daemon:
             return False
         self._worker.submit(found.root.key, Job(files={found.rel}))
         return True
+
+    def files_changed(self, changes: Collection[FileChange]) -> None:
+        """Changes the editor saw (`workspace/didChangeWatchedFiles`): each goes to its root's
+        watcher, batched with the root's own events (`kbls.daemon.watch`); a refused root's
+        config file tries that root again, as its config watcher would."""
+        for change in changes:
+            refused = self._registry.waiting_for_config(change.path)
+            if refused is not None:
+                self._retry_open(refused.uri, refused.folder)
+                continue
+            try:
+                found = self.locate(change.path)
+            except OutsideRootError:
+                continue
+            if found.root.watcher is not None:
+                found.root.watcher.changed(found.rel, change.kind)
 
     def reindex(self, paths: list[Path] | None, force: bool = False, folders: Collection[Path] | None = None) -> int:
         """Queue `paths` (None: every root, or every root within `folders`); returns the files queued.

@@ -10,6 +10,12 @@ the scan is incremental, so that costs a walk and a stat per file. A change of t
 
 A root that could not be opened (its config refused) has no tree to watch: `ConfigWatcher`
 watches its folder alone, not recursively, for its `.kbls.yaml`, so a fixed config opens it.
+
+The editor may report the same changes (`workspace/didChangeWatchedFiles`, as `FileChange`s):
+`RootWatcher.changed` takes them into the same debouncer, so a change both report is one batch,
+and they still arrive when the observer could not start (no inotify watch left) or is turned off
+(`KBLS_NO_WATCH=1`). A change both report in two batches is read twice and embedded once: the
+index skips a file whose size, time and hash it already has.
 """
 
 from __future__ import annotations
@@ -19,7 +25,9 @@ import os
 import threading
 import time
 from collections.abc import Callable
-from pathlib import Path
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Literal
 
 from watchdog.events import (
     EVENT_TYPE_CLOSED,
@@ -43,6 +51,30 @@ WRITE_EVENTS = {EVENT_TYPE_CREATED, EVENT_TYPE_MODIFIED, EVENT_TYPE_DELETED, EVE
 
 #: callback(changed root-relative paths, rescan the whole root)
 BatchFn = Callable[[set[str], bool], None]
+
+#: set to 1, the daemon watches no root itself: saves and the editor's file events still index.
+NO_WATCH_ENV = "KBLS_NO_WATCH"
+
+ChangeKind = Literal["created", "changed", "deleted"]
+#: the watchdog event each kind of editor change stands for.
+_EVENT_OF: dict[ChangeKind, str] = {
+    "created": EVENT_TYPE_CREATED,
+    "changed": EVENT_TYPE_MODIFIED,
+    "deleted": EVENT_TYPE_DELETED,
+}
+
+
+@dataclass(frozen=True)
+class FileChange:
+    """A change the editor saw in a workspace folder (a file or a folder: it does not say)."""
+
+    path: Path
+    kind: ChangeKind
+
+
+def own_watch_enabled() -> bool:
+    """False when the user turned the daemon's own watchers off (`KBLS_NO_WATCH=1`)."""
+    return os.environ.get(NO_WATCH_ENV, "") != "1"
 
 
 class Debouncer:
@@ -105,11 +137,12 @@ def _observer(handler: FileSystemEventHandler, folder: Path, *, recursive: bool)
     return observer
 
 
-def _stop(observer: BaseObserver, debouncer: Debouncer, watched: Path) -> None:
-    """Stop a watcher's observer, then its debouncer; never raises into shutdown."""
+def _stop(observer: BaseObserver | None, debouncer: Debouncer, watched: Path) -> None:
+    """Stop a watcher's observer (if it started), then its debouncer; never raises into shutdown."""
     try:
-        observer.stop()
-        observer.join(timeout=2)
+        if observer is not None:
+            observer.stop()
+            observer.join(timeout=2)
     except Exception:
         log.exception("cannot stop the watcher of %s", watched)
     debouncer.stop()
@@ -129,7 +162,8 @@ class _Handler(FileSystemEventHandler):
 
 
 class RootWatcher:
-    """One root's observer. `wanted(rel)` applies the root's include/exclude rules."""
+    """One root's changes, from its own observer (once `observe` started it) and from the editor
+    (`changed`), batched by one debouncer. `wanted(rel)` applies the root's include/exclude rules."""
 
     def __init__(
         self,
@@ -148,10 +182,14 @@ class RootWatcher:
         self._config_changed = False
         self.ignored_dirs = tuple(Path(os.path.abspath(d)) for d in ignored_dirs)
         self.debouncer = Debouncer(self._flush, delay=delay)
-        self.observer = _observer(_Handler(self), self.root, recursive=True)
+        self.observer: BaseObserver | None = None
 
-    def start(self) -> None:
-        self.observer.start()
+    def observe(self) -> None:
+        """Watch the root's tree too. Raises (OSError: e.g. no inotify watch left) when it cannot;
+        the editor's changes are taken all the same."""
+        observer = _observer(_Handler(self), self.root, recursive=True)
+        observer.start()
+        self.observer = observer
 
     def stop(self) -> None:
         _stop(self.observer, self.debouncer, self.root)
@@ -164,7 +202,7 @@ class RootWatcher:
             return
         self.on_batch(paths, rescan)
 
-    def _relative(self, raw: str | bytes) -> str | None:
+    def _relative(self, raw: str | bytes | Path) -> str | None:
         path = Path(os.fsdecode(raw))
         try:
             rel = path.relative_to(self.root)
@@ -177,31 +215,67 @@ class RootWatcher:
         return rel.as_posix()
 
     def handle(self, event: FileSystemEvent) -> None:
+        """An event of the root's own observer."""
         sources = [event.src_path]
         if event.event_type == EVENT_TYPE_MOVED:
             sources.append(event.dest_path)
         rels = [r for r in (self._relative(s) for s in sources) if r]
-        if not rels:
+        if rels:
+            self._take(rels, event.event_type, directory=event.is_directory)
+
+    def changed(self, rel: str, kind: ChangeKind) -> None:
+        """A change the editor saw at root-relative `rel`, taken as the observer's events are.
+
+        The editor does not say whether a folder or a file changed: an existing folder is one.
+        A deleted path is a file when the rules would index it, or it is the config or a
+        `.gitignore`, or its name has a suffix (`x.png`, `.a.md.swp`: a temporary file must not
+        rescan the root). Otherwise it may have been a folder of notes: the observer, when it
+        runs, reports it as what it was; without one the root is rescanned (incrementally).
+        A deleted folder named with a dot leaves its notes to the next full scan then.
+        """
+        checked = self._relative(self.root / rel)
+        if checked is None:
             return
-        if event.is_directory:
+        if kind != "deleted":
+            directory = (self.root / checked).is_dir()
+        elif self.wanted(checked) or _rules_file(checked) or PurePosixPath(checked).suffix:
+            directory = False
+        elif self.observer is not None:
+            return  # a file or a folder: the observer knows, and reports it
+        else:
+            directory = True
+        self._take([checked], _EVENT_OF[kind], directory=directory)
+
+    def _take(self, rels: list[str], event_type: str, *, directory: bool) -> None:
+        """Hand the changed paths to the debouncer: a rescan, a config change or the files."""
+        if directory:
             # A folder's own `modified` fires for every change inside it: the files report
             # themselves. Created, moved or deleted folders are rescanned.
-            if event.event_type != EVENT_TYPE_MODIFIED:
-                log.debug("folder %s %s: rescan", rels[0], event.event_type)
+            if event_type != EVENT_TYPE_MODIFIED:
+                log.debug("folder %s %s: rescan", rels[0], event_type)
                 self.debouncer.add(set(), rescan=True)
             return
         if CONFIG_FILE in rels and self.on_config is not None:
             self._config_changed = True  # handled once the burst of events is over
             self.debouncer.add(set(), rescan=True)
             return
-        if any(r == ".gitignore" or r.endswith("/.gitignore") for r in rels):
+        if any(_is_gitignore(r) for r in rels):
             # What is ignored changed: only a full scan adds or drops the files concerned.
             self.debouncer.add(set(), rescan=True)
             return
         wanted = {r for r in rels if self.wanted(r)}
         if wanted:
-            log.debug("%s: %s", event.event_type, ", ".join(sorted(wanted)))
+            log.debug("%s: %s", event_type, ", ".join(sorted(wanted)))
             self.debouncer.add(wanted)
+
+
+def _is_gitignore(rel: str) -> bool:
+    return rel == ".gitignore" or rel.endswith("/.gitignore")
+
+
+def _rules_file(rel: str) -> bool:
+    """The root's config or a `.gitignore`: files that change what is indexed, not notes."""
+    return rel == CONFIG_FILE or _is_gitignore(rel)
 
 
 class _ConfigHandler(FileSystemEventHandler):

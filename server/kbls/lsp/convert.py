@@ -6,8 +6,10 @@ makes URIs, ranges and camelCase structs of them, and the hover and workspace-sy
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from lsprotocol import types
-from pygls.uris import from_fs_path
+from pygls.uris import from_fs_path, to_fs_path
 
 from kbls.daemon.answers import (
     DaemonStatus,
@@ -21,6 +23,7 @@ from kbls.daemon.answers import (
     SearchRequest,
     TagsAnswer,
 )
+from kbls.daemon.watch import ChangeKind, FileChange
 from kbls.lsp import wire
 from kbls.query.filters import Filters
 from kbls.results import Hit as EngineHit
@@ -40,6 +43,24 @@ def search_request(params: wire.SearchParams) -> SearchRequest:
 
 def notes_request(params: wire.NotesParams) -> NotesRequest:
     return NotesRequest(limit=params.limit, offset=params.offset, filters=_filters(params.filters))
+
+
+_CHANGE_KINDS: dict[types.FileChangeType, ChangeKind] = {
+    types.FileChangeType.Created: "created",
+    types.FileChangeType.Changed: "changed",
+    types.FileChangeType.Deleted: "deleted",
+}
+
+
+def file_changes(params: types.DidChangeWatchedFilesParams) -> list[FileChange]:
+    """The editor's file events as the daemon's changes; a URI that is not a file's is left out."""
+    changes = []
+    for event in params.changes:
+        path = to_fs_path(event.uri) if event.uri.startswith("file:") else None
+        kind = _CHANGE_KINDS.get(event.type)
+        if path and kind is not None:
+            changes.append(FileChange(Path(path), kind))
+    return changes
 
 
 # -- answers ---------------------------------------------------------------------------------

@@ -8,6 +8,11 @@ which answers `RequestCancelled` and drops the result even when the thread alrea
 Searches share one thread, so a superseded search still queued behind the current one is
 dropped before it runs. Everything the worker thread tells the client (progress, status,
 messages) is handed to the event loop with `call_soon_threadsafe`; only that thread writes.
+
+A client that can register `workspace/didChangeWatchedFiles` dynamically is asked for every
+file of its folders once initialized: the daemon takes those events with its own watcher's
+(`kbls.daemon.watch`), so changes made outside the editor still index where the daemon cannot
+watch (no inotify watch left, `KBLS_NO_WATCH=1`).
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ from pygls.uris import to_fs_path
 from kbls import __version__
 from kbls.daemon import answers
 from kbls.daemon.service import Daemon
+from kbls.daemon.watch import FileChange
 from kbls.errors import OutsideRootError, QueryError
 from kbls.limits import MAX_QUERY_CHARS, RELATED_LIMIT
 from kbls.logsetup import configure_logging
@@ -52,6 +58,13 @@ T = TypeVar("T")
 INDEX_STATUS = "kb/indexStatus"
 HOVER_LIMIT = 5
 SYMBOL_LIMIT = 50
+#: the client watches every file of its folders for us: the daemon's rules decide what is indexed.
+WATCHED_FILES = types.RegistrationParams([
+    types.Registration(
+        "kbls-watched-files", types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+        types.DidChangeWatchedFilesRegistrationOptions([types.FileSystemWatcher("**/*")]),
+    )
+])
 
 _MESSAGE_TYPES = {
     logging.ERROR: types.MessageType.Error,
@@ -93,6 +106,7 @@ class DaemonFacade(Protocol):
     def add_root(self, uri: str, path: Path | str) -> None: ...
     def remove_root(self, path: Path | str) -> None: ...
     def file_saved(self, path: Path | str) -> bool: ...
+    def files_changed(self, changes: list[FileChange]) -> None: ...
     def reindex(self, paths: list[Path] | None, force: bool = False) -> int: ...
     def search(self, request: answers.SearchRequest) -> answers.SearchAnswer: ...
     def related(self, path: Path | str, line: int | None = None, limit: int = RELATED_LIMIT) -> answers.SearchAnswer: ...
@@ -120,6 +134,9 @@ class KblsServer(LanguageServer):
         self.loop: asyncio.AbstractEventLoop | None = None
         self._configured = False
         self._started = False
+        #: the client can register `workspace/didChangeWatchedFiles` (set by `initialize`).
+        self._client_watches = False
+        self._registering: asyncio.Task[None] | None = None
         # One search thread: searches are CPU-bound on a few cores anyway, and a superseded
         # search waiting here is cancelled before it starts.
         self.search_pool = ThreadPoolExecutor(1, thread_name_prefix="kbls-search")
@@ -139,6 +156,7 @@ class KblsServer(LanguageServer):
             options = None
         self.daemon.configure(options)
         self._folders = _folders(params)
+        self._client_watches = _watches_files(params.capabilities)
         self._configured = True
 
     def start(self) -> None:
@@ -146,6 +164,17 @@ class KblsServer(LanguageServer):
         if self._configured and not self._started:
             self._started = True
             self.daemon.start(self._folders)
+
+    def watch_files(self) -> None:
+        """Ask a client that can for `workspace/didChangeWatchedFiles` (once, when initialized)."""
+        if self._client_watches and self._registering is None and self.loop is not None:
+            self._registering = self.loop.create_task(self._register_file_events())
+
+    async def _register_file_events(self) -> None:
+        try:
+            await self.client_register_capability_async(WATCHED_FILES)
+        except Exception as exc:  # the client's own business; the daemon's watcher still runs
+            log.warning("the client did not register workspace/didChangeWatchedFiles: %s", exc)
 
     def shutdown(self) -> None:
         self.daemon.shutdown()
@@ -216,6 +245,13 @@ def _folders(params: types.InitializeParams) -> list[tuple[str, Path]]:
     return out
 
 
+def _watches_files(capabilities: types.ClientCapabilities) -> bool:
+    """The client can register `workspace/didChangeWatchedFiles` at run time."""
+    workspace = capabilities.workspace
+    watched = workspace.did_change_watched_files if workspace is not None else None
+    return bool(watched is not None and watched.dynamic_registration)
+
+
 def _path(uri: str) -> Path:
     """The file path of a `file://` URI; anything else is `InvalidParams`."""
     path = to_fs_path(uri) if isinstance(uri, str) and uri.startswith("file:") else None
@@ -236,6 +272,7 @@ def initialize(ls: KblsServer, params: types.InitializeParams) -> None:
 @server.feature(types.INITIALIZED)
 def initialized(ls: KblsServer, params: types.InitializedParams) -> None:
     ls.start()
+    ls.watch_files()
 
 
 @server.feature(types.SHUTDOWN)
@@ -309,6 +346,12 @@ def did_save(ls: KblsServer, params: types.DidSaveTextDocumentParams) -> None:
     ls.start()
     if params.text_document.uri.startswith("file:"):
         ls.daemon.file_saved(_path(params.text_document.uri))
+
+
+@server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+def did_change_watched_files(ls: KblsServer, params: types.DidChangeWatchedFilesParams) -> None:
+    ls.start()
+    ls.daemon.files_changed(convert.file_changes(params))
 
 
 @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)

@@ -23,6 +23,7 @@ from pygls.protocol.language_server import lsp_method
 
 from kbls.daemon.answers import DaemonStatus, NotesAnswer, NotesRequest, SearchAnswer, SearchRequest, TagsAnswer
 from kbls.daemon.roots import Root, folder_path
+from kbls.daemon.watch import FileChange
 from kbls.errors import OutsideRootError
 from kbls.lsp import wire
 from kbls.lsp.server import KblsProtocol, KblsServer
@@ -134,6 +135,9 @@ class ClientView:
 
     def file_saved(self, path: Path | str) -> bool:
         return self.holds(path) and self.host.daemon.file_saved(path)
+
+    def files_changed(self, changes: list[FileChange]) -> None:
+        self.host.daemon.files_changed([c for c in changes if self.holds(c.path)])
 
     def reindex(self, paths: list[Path] | None, force: bool = False) -> int:
         if paths is None:
