@@ -22,6 +22,7 @@ from itertools import accumulate
 
 from kbls.query.filters import Filters
 from kbls.query.syntax import content_terms, fts_match, number_forms, query_terms
+from kbls.retrieval.remembered import Remembered
 from kbls.storage.records import ChunkRow
 from kbls.storage.store import Store
 
@@ -171,10 +172,10 @@ class QueryWords:
     match: str
     #: which chunks hold which words, as far as the store's searches since its last change
     #: looked (`LexicalRanker.words`); None: measured afresh each time.
-    remembered: _Remembered | None = field(default=None, compare=False, repr=False)
+    remembered: Remembered | None = field(default=None, compare=False, repr=False)
 
     @classmethod
-    def of(cls, text: str, store: Store, remembered: _Remembered | None = None) -> QueryWords:
+    def of(cls, text: str, store: Store, remembered: Remembered | None = None) -> QueryWords:
         terms = content_terms(text)
         parts = {term: tuple(_TOKEN.findall(term)) for term in terms}
         tokens = {token for split in parts.values() for token in split}
@@ -292,58 +293,17 @@ def _texts(row: ChunkRow) -> tuple[str, str, str, str]:
 
 
 _NONE: frozenset[int] = frozenset()
-#: a store's lexical search forgets what it remembers beyond this many query texts, or this
-#: many (word, chunk) looks, and starts afresh (search-as-you-type sends every prefix).
-REMEMBERED_QUERIES = 2_000
-REMEMBERED_LOOKS = 500_000
-#: ... or this many chunk rows (about 1.5 kB each with their text: a few MB at most).
-REMEMBERED_ROWS = 4_096
-
-
-class _Remembered:
-    """What one store's searches learnt since the store last changed: each query text's
-    `QueryWords` (their FTS5 document counts, spellings and weights), per query word which of
-    the chunks looked at hold it, and the candidates' rows. Search-as-you-type and a repeated
-    query send the same words again over mostly the same candidates: their rows and coverage
-    are then read from here instead of the store and the chunks' text (docs/benchmarks.md,
-    "Query cost before and after issue 10").
-
-    Valid for one `generation` of the store (`Store.lexical_generation`, moved by every commit
-    seen); a search that meets a newer one starts a new `_Remembered`. A search racing a commit
-    may mix both states, as its ranking and its rows already may."""
-
-    def __init__(self, generation: int) -> None:
-        self.generation = generation
-        self.lock = threading.Lock()
-        self.words: dict[str, QueryWords] = {}
-        #: (word, its prefix or None) -> (chunk rowids looked at, those holding the word).
-        self.holders: dict[tuple[Word, str | None], tuple[set[int], set[int]]] = {}
-        self._looks = 0
-        self.rows: dict[int, ChunkRow] = {}
-
-    def learn(self, seen: dict[tuple[Word, str | None], tuple[set[int], set[int]]]) -> None:
-        """Adds rowids looked at and found holding, per word (the holders first, so a search
-        reading at the same time never takes a rowid looked at for one that does not hold it)."""
-        with self.lock:
-            self._looks += sum(len(looked) for looked, _ in seen.values())
-            if self._looks > REMEMBERED_LOOKS:
-                self.holders, self._looks = {}, 0
-            for key, (looked, holding) in seen.items():
-                known = self.holders.get(key)
-                if known is None:
-                    self.holders[key] = (looked, holding)
-                else:
-                    known[1].update(holding)
-                    known[0].update(looked)
 
 
 class LexicalRanker:
-    """Ranks one store's chunks for a query by BM25 over its content words."""
+    """Ranks one store's chunks for a query by BM25 over its content words, remembering the
+    query words, which candidates hold them and the candidates' rows until the store changes
+    (`retrieval.remembered`)."""
 
     def __init__(self, store: Store) -> None:
         self.store = store
         self._lock = threading.Lock()
-        self._remembered: _Remembered | None = None
+        self._remembered: Remembered | None = None
 
     def words(self, text: str) -> QueryWords:
         """`QueryWords.of(text)`, remembered with what its searches learn until the store changes."""
@@ -355,10 +315,7 @@ class LexicalRanker:
         if known is not None:
             return known
         words = QueryWords.of(text, self.store, memo)
-        with memo.lock:
-            if len(memo.words) >= REMEMBERED_QUERIES:
-                memo.words = {}
-            memo.words[text] = words
+        memo.keep_words(text, words)
         return words
 
     def chunk_rows(self, rowids: list[int]) -> dict[int, ChunkRow]:
@@ -372,16 +329,13 @@ class LexicalRanker:
             known = {rowid: rows[rowid] for rowid in rowids if rowid in rows}
         if len(known) < len(rowids):
             read = self.store.chunk_rows([rowid for rowid in rowids if rowid not in known])
-            with memo.lock:
-                if len(memo.rows) + len(read) > REMEMBERED_ROWS:
-                    memo.rows = {}
-                memo.rows.update(read)
+            memo.keep_rows(read)
             known.update(read)
         # In rowid order, as the store's IN query gives them: the order of the cosines measured
         # for them (`VectorIndex.similarities`) moves their last bits.
         return {rowid: known[rowid] for rowid in sorted(known)}
 
-    def _current(self) -> _Remembered | None:
+    def _current(self) -> Remembered | None:
         """What is remembered of the store as it is now; None inside a write transaction."""
         generation = self.store.lexical_generation()
         if generation is None:
@@ -389,7 +343,7 @@ class LexicalRanker:
         with self._lock:
             memo = self._remembered
             if memo is None or memo.generation != generation:
-                memo = self._remembered = _Remembered(generation)
+                memo = self._remembered = Remembered(generation)
             return memo
 
     def rank(self, words: QueryWords, filters: Filters, wanted: int) -> list[tuple[int, float]]:

@@ -1,0 +1,69 @@
+"""What a store's searches remember until the store changes (issue 10 query cost): see
+`Remembered`. Used by `retrieval.lexical` (`LexicalRanker.words`, `LexicalRanker.chunk_rows`,
+`QueryWords.chunk_coverages`).
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING
+
+from kbls.storage.records import ChunkRow
+
+if TYPE_CHECKING:  # (lexical.py imports this module)
+    from kbls.retrieval.lexical import QueryWords, Word
+
+#: a store's lexical search forgets what it remembers beyond this many query texts, or this
+#: many (word, chunk) looks, and starts afresh (search-as-you-type sends every prefix).
+REMEMBERED_QUERIES = 2_000
+REMEMBERED_LOOKS = 500_000
+#: ... or this many chunk rows (about 1.5 kB each with their text: a few MB at most).
+REMEMBERED_ROWS = 4_096
+
+
+class Remembered:
+    """What one store's searches learnt since the store last changed: each query text's
+    `QueryWords` (their FTS5 document counts, spellings and weights), per query word which of
+    the chunks looked at hold it, and the candidates' rows. Search-as-you-type and a repeated
+    query send the same words again over mostly the same candidates: their rows and coverage
+    are then read from here instead of the store and the chunks' text (docs/benchmarks.md,
+    "Query cost before and after issue 10").
+
+    Valid for one `generation` of the store (`Store.lexical_generation`, moved by every commit
+    seen); a search that meets a newer one starts a new `Remembered`. A search racing a commit
+    may mix both states, as its ranking and its rows already may."""
+
+    def __init__(self, generation: int) -> None:
+        self.generation = generation
+        self.lock = threading.Lock()
+        self.words: dict[str, QueryWords] = {}
+        #: (word, its prefix or None) -> (chunk rowids looked at, those holding the word).
+        self.holders: dict[tuple[Word, str | None], tuple[set[int], set[int]]] = {}
+        self._looks = 0
+        self.rows: dict[int, ChunkRow] = {}
+
+    def keep_words(self, text: str, words: QueryWords) -> None:
+        with self.lock:
+            if len(self.words) >= REMEMBERED_QUERIES:
+                self.words = {}
+            self.words[text] = words
+
+    def keep_rows(self, rows: dict[int, ChunkRow]) -> None:
+        with self.lock:
+            if len(self.rows) + len(rows) > REMEMBERED_ROWS:
+                self.rows = {}
+            self.rows.update(rows)
+
+    def learn(self, seen: dict[tuple[Word, str | None], tuple[set[int], set[int]]]) -> None:
+        """Adds, per word, the rowids looked at and those of them found holding it."""
+        with self.lock:
+            self._looks += sum(len(looked) for looked, _ in seen.values())
+            if self._looks > REMEMBERED_LOOKS:
+                self.holders, self._looks = {}, 0
+            for key, (looked, holding) in seen.items():
+                known = self.holders.get(key)
+                if known is None:
+                    self.holders[key] = (looked, holding)
+                else:
+                    known[1].update(holding)
+                    known[0].update(looked)
