@@ -107,6 +107,18 @@ def test_a_write_the_observer_sees_and_the_editor_reports_is_one_batch(
     assert got.settled() == [({"sub/b.md"}, False)]
 
 
+def test_a_config_change_the_observer_sees_and_the_editor_reports_is_one_reload(
+    watched: tuple[RootWatcher, Batches, Path],
+) -> None:
+    watcher, got, root = watched
+    watcher.observe()
+    time.sleep(0.2)
+    (root / CONFIG_FILE).write_text("exclude: [drafts/**]\n", encoding="utf-8")
+    watcher.changed(CONFIG_FILE, "changed")
+    got.settled()
+    assert (got.configs, got.batches) == (1, [])
+
+
 def test_with_an_observer_a_deleted_path_of_unknown_kind_is_left_to_it(
     watched: tuple[RootWatcher, Batches, Path],
 ) -> None:

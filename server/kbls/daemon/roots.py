@@ -2,7 +2,8 @@
 
 Searches read the registry from the LSP's threads while the worker swaps roots in and out, so
 its lock guards the map and each root's counters; a root's engine, watcher and store identity
-belong to the worker thread (they are only replaced by swapping the whole `Root`). A file belongs
+belong to the worker thread (they are only replaced by swapping the whole `Root`; the watcher takes
+the editor's file events from LSP threads through its locked debouncer). A file belongs
 to the innermost open root that holds it, so nested roots never answer for the same note twice.
 
 A root that cannot be opened (its `.kbls.yaml` refused: a store inside, at or above the root,

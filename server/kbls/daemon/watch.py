@@ -179,7 +179,6 @@ class RootWatcher:
         self.wanted = wanted
         self.on_config = on_config
         self.on_batch = on_batch
-        self._config_changed = False
         self.ignored_dirs = tuple(Path(os.path.abspath(d)) for d in ignored_dirs)
         self.debouncer = Debouncer(self._flush, delay=delay)
         self.observer: BaseObserver | None = None
@@ -195,8 +194,7 @@ class RootWatcher:
         _stop(self.observer, self.debouncer, self.root)
 
     def _flush(self, paths: set[str], rescan: bool) -> None:
-        if self._config_changed and self.on_config is not None:
-            self._config_changed = False
+        if CONFIG_FILE in paths and self.on_config is not None:
             log.info("%s changed: reopening %s", CONFIG_FILE, self.root)
             self.on_config()  # reopening rescans the root, which covers `paths` too
             return
@@ -256,8 +254,9 @@ class RootWatcher:
                 self.debouncer.add(set(), rescan=True)
             return
         if CONFIG_FILE in rels and self.on_config is not None:
-            self._config_changed = True  # handled once the burst of events is over
-            self.debouncer.add(set(), rescan=True)
+            # Collected with the batch (it is no note: `_take` never adds it otherwise), so a
+            # change both the observer and the editor report is one reload, once they are quiet.
+            self.debouncer.add({CONFIG_FILE}, rescan=True)
             return
         if any(_is_gitignore(r) for r in rels):
             # What is ignored changed: only a full scan adds or drops the files concerned.
