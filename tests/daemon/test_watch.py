@@ -63,6 +63,14 @@ def watched(tmp_path: Path) -> Iterator[tuple[RootWatcher, Batches, Path]]:
         watcher.stop()
 
 
+@pytest.fixture
+def observed(watched: tuple[RootWatcher, Batches, Path]) -> tuple[RootWatcher, Batches, Path]:
+    """`watched` with its own observer running too (its watches in place)."""
+    watched[0].observe()
+    time.sleep(0.2)
+    return watched
+
+
 @pytest.mark.parametrize(
     ("rel", "kind", "batch"),
     [
@@ -96,36 +104,27 @@ def test_an_editor_change_of_the_config_reloads_the_root(watched: tuple[RootWatc
     assert (got.configs, got.batches) == (1, [])
 
 
-def test_a_write_the_observer_sees_and_the_editor_reports_is_one_batch(
-    watched: tuple[RootWatcher, Batches, Path],
+@pytest.mark.parametrize(
+    ("rel", "batches", "reloads"),
+    [("sub/b.md", [({"sub/b.md"}, False)], 0), (CONFIG_FILE, [], 1)],
+    ids=["note", "config"],
+)
+def test_a_write_the_observer_sees_and_the_editor_reports_is_handled_once(
+    observed: tuple[RootWatcher, Batches, Path], rel: str, batches: list[tuple[set[str], bool]], reloads: int
 ) -> None:
-    watcher, got, root = watched
-    watcher.observe()
-    time.sleep(0.2)  # the observer's watches are in place
-    (root / "sub" / "b.md").write_text("# B\n", encoding="utf-8")
-    watcher.changed("sub/b.md", "created")
-    assert got.settled() == [({"sub/b.md"}, False)]
-
-
-def test_a_config_change_the_observer_sees_and_the_editor_reports_is_one_reload(
-    watched: tuple[RootWatcher, Batches, Path],
-) -> None:
-    watcher, got, root = watched
-    watcher.observe()
-    time.sleep(0.2)
-    (root / CONFIG_FILE).write_text("exclude: [drafts/**]\n", encoding="utf-8")
-    watcher.changed(CONFIG_FILE, "changed")
-    got.settled()
-    assert (got.configs, got.batches) == (1, [])
+    """One batch for a note, one reload for the config: both land in the same debouncer."""
+    watcher, got, root = observed
+    (root / rel).write_text("# B\n" if rel.endswith(".md") else "exclude: [drafts/**]\n", encoding="utf-8")
+    watcher.changed(rel, "changed")
+    assert got.settled() == batches
+    assert got.configs == reloads
 
 
 def test_with_an_observer_a_deleted_path_of_unknown_kind_is_left_to_it(
-    watched: tuple[RootWatcher, Batches, Path],
+    observed: tuple[RootWatcher, Batches, Path],
 ) -> None:
     """The editor cannot say whether `4913` (Vim's write test) was a folder; the observer can."""
-    watcher, got, root = watched
-    watcher.observe()
-    time.sleep(0.2)
+    watcher, got, root = observed
     probe = root / "4913"
     probe.write_text("", encoding="utf-8")
     probe.unlink()
