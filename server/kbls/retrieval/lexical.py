@@ -235,13 +235,16 @@ class QueryWords:
                 if not ids <= looked:
                     unseen[bit] = ids - looked
         if unseen:
-            measure = [row for row in listed if any(row.id in missing for missing in unseen.values())]
-            found = self._masks([_texts(row) for row in measure], [(bit, self.words[bit]) for bit in unseen])
-            for row, mask in zip(measure, found, strict=True):
-                masks[row.id] |= mask
-            memo.learn({keys[bit]: ({row.id for row in measure},
-                                    {row.id for row, mask in zip(measure, found, strict=True) if mask >> bit & 1})
-                        for bit in unseen})
+            need = set().union(*unseen.values())
+            measure = [row for row in listed if row.id in need]
+            found = self._holders(
+                [_texts(row) for row in measure], [(bit, self.words[bit]) for bit in unseen], [row.id for row in measure]
+            )
+            for bit, holding in found.items():
+                flag = 1 << bit
+                for rowid in holding:
+                    masks[rowid] |= flag
+            memo.learn({keys[bit]: (set(need), holding) for bit, holding in found.items()})
         shares = self._shares(list(masks.values()))
         return dict(zip(masks, shares, strict=True))
 
@@ -253,6 +256,18 @@ class QueryWords:
 
     def _masks(self, candidates: Sequence[Sequence[str]], words: Sequence[tuple[int, Word]]) -> list[int]:
         """Per candidate, the bits (`words`: bit and word) of the words its texts hold."""
+        masks = [0] * len(candidates)
+        for bit, indexes in self._holders(candidates, words, range(len(candidates))).items():
+            flag = 1 << bit
+            for index in indexes:
+                masks[index] |= flag
+        return masks
+
+    def _holders(
+        self, candidates: Sequence[Sequence[str]], words: Sequence[tuple[int, Word]], labels: Sequence[int]
+    ) -> dict[int, set[int]]:
+        """Per bit of `words` (bit and word), the `labels` (one a candidate: its index, its rowid)
+        of the candidates whose texts hold it."""
         # ASCII candidates apart from the others: one "é" or emoji in a joined block makes
         # Python store all of it with two or four bytes a character, and lowercase it ten
         # times slower.
@@ -260,14 +275,15 @@ class QueryWords:
         plain = [text.isascii() for text in texts]
         order = [i for i, one in enumerate(plain) if one] + [i for i, one in enumerate(plain) if not one]
         ordered = [texts[i] for i in order]
-        masks = [0] * len(candidates)
+        labelled = [labels[i] for i in order]
+        found: dict[int, set[int]] = {bit: set() for bit, _ in words}
         for block in _blocks([len(text) for text in ordered]):
             joined = _Candidates(ordered[block])
             for bit, word in words:
-                flag = 1 << bit
+                into = found[bit]
                 for index in word.holders(joined, self.prefix if word.term == self.prefix else None):
-                    masks[order[block.start + index]] |= flag
-        return masks
+                    into.add(labelled[block.start + index])
+        return found
 
     def _shares(self, masks: Sequence[int]) -> list[float]:
         """The coverage of each set of found words (a mask of their bits)."""
@@ -327,12 +343,15 @@ class LexicalRanker:
         with memo.lock:
             rows = memo.rows
             known = {rowid: rows[rowid] for rowid in rowids if rowid in rows}
-        if len(known) < len(rowids):
-            read = self.store.chunk_rows([rowid for rowid in rowids if rowid not in known])
-            memo.keep_rows(read)
-            known.update(read)
-        # In rowid order, as the store's IN query gives them: the order of the cosines measured
-        # for them (`VectorIndex.similarities`) moves their last bits.
+        if len(known) == len(rowids):
+            # In rowid order, as the store's IN query gives them: the order of the cosines
+            # measured for them (`VectorIndex.similarities`) moves their last bits.
+            return {rowid: known[rowid] for rowid in sorted(known)}
+        read = self.store.chunk_rows([rowid for rowid in rowids if rowid not in known])
+        memo.keep_rows(read)
+        if not known:
+            return read
+        known.update(read)
         return {rowid: known[rowid] for rowid in sorted(known)}
 
     def _current(self) -> Remembered | None:
