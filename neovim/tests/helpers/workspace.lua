@@ -35,4 +35,16 @@ function M.remove(root)
   end
 end
 
+--- The text of a note of `n` lines, "line 1" to "line n", each ending in a newline: a note to
+--- open at a given line.
+---@param n integer
+---@return string
+function M.numbered_lines(n)
+  local lines = {}
+  for i = 1, n do
+    lines[i] = "line " .. i
+  end
+  return table.concat(lines, "\n") .. "\n"
+end
+
 return M

@@ -9,14 +9,10 @@ local ws = require("helpers.workspace")
 describe("hover links", function()
   local root
   before_each(function()
-    local lines = {}
-    for i = 1, 40 do
-      lines[i] = "line " .. i
-    end
     root = ws.create({
       [".kbls.yaml"] = ws.config(),
       ["a.md"] = "# A\n\nsome text\n",
-      ["cooking/b.md"] = table.concat(lines, "\n") .. "\n",
+      ["cooking/b.md"] = ws.numbered_lines(40),
     })
   end)
   after_each(function()

@@ -4,11 +4,7 @@ local ws = require("helpers.workspace")
 describe("kbls.open", function()
   local root
   before_each(function()
-    local lines = {}
-    for i = 1, 60 do
-      lines[i] = "line " .. i
-    end
-    root = ws.create({ ["a.md"] = table.concat(lines, "\n") .. "\n", ["b.md"] = "b\n" })
+    root = ws.create({ ["a.md"] = ws.numbered_lines(60), ["b.md"] = "b\n" })
     vim.cmd("silent! %bwipeout!")
     vim.cmd("silent! tabonly | silent! only")
   end)

@@ -8,11 +8,7 @@ local ws = require("helpers.workspace")
 describe(":KbRelatedPanel", function()
   local root, server
   before_each(function()
-    local lines = {}
-    for i = 1, 40 do
-      lines[i] = "line " .. i
-    end
-    local text = table.concat(lines, "\n") .. "\n"
+    local text = ws.numbered_lines(40)
     root = ws.create({
       [".kbls.yaml"] = ws.config(),
       ["a.md"] = text,

@@ -9,11 +9,7 @@ describe("kbls pickers without telescope", function()
   local root, orig = nil, {}
   before_each(function()
     config.setup({ picker = "select" })
-    local lines = {}
-    for i = 1, 40 do
-      lines[i] = "line " .. i
-    end
-    root = ws.create({ ["a.md"] = table.concat(lines, "\n"), ["b.md"] = table.concat(lines, "\n") })
+    root = ws.create({ ["a.md"] = ws.numbered_lines(40), ["b.md"] = ws.numbered_lines(40) })
     orig = {
       select = vim.ui.select,
       input = vim.ui.input,
