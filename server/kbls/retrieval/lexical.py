@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 import re
 import threading
+import weakref
 from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -171,8 +172,10 @@ class QueryWords:
     #: the FTS5 MATCH expression (see `fts_match`); empty when the query has no words.
     match: str
     #: which chunks hold which words, as far as the store's searches since its last change
-    #: looked (`LexicalRanker.words`); None: measured afresh each time.
-    remembered: Remembered | None = field(default=None, compare=False, repr=False)
+    #: looked (`LexicalRanker.words`); None: measured afresh each time. A weak reference: the
+    #: memory keeps this object, and a cycle would outlive the memory until Python's garbage
+    #: collector ran (a collection every other search while the store changed under them).
+    remembered: weakref.ReferenceType[Remembered] | None = field(default=None, compare=False, repr=False)
 
     @classmethod
     def of(cls, text: str, store: Store, remembered: Remembered | None = None) -> QueryWords:
@@ -208,7 +211,8 @@ class QueryWords:
         every = query_terms(text)
         last = terms[-1] if terms else ""
         prefix = last if len(last) >= MIN_PREFIX_CHARS and every and last == every[-1] else None
-        return cls(words, prefix, sum(w.weight for w in words), fts_match(text, forms), remembered)
+        memory = None if remembered is None else weakref.ref(remembered)
+        return cls(words, prefix, sum(w.weight for w in words), fts_match(text, forms), memory)
 
     def coverage(self, *texts: str) -> float:
         """Share (0..1) of the query's content-word weight that `texts` contain as whole tokens
@@ -219,7 +223,7 @@ class QueryWords:
         """The `coverage` of each chunk's path, title, breadcrumb and body, by chunk rowid: from
         what is `remembered` where the chunk was looked at for a word before, else measured."""
         listed = list(rows)
-        memo = self.remembered
+        memo = None if self.remembered is None else self.remembered()
         if memo is None or self.total <= 0:
             shares = self.coverages([_texts(row) for row in listed])
             return {row.id: share for row, share in zip(listed, shares, strict=True)}
@@ -229,11 +233,15 @@ class QueryWords:
         unseen: dict[int, set[int]] = {}  # bit -> rowids not looked at for that word
         with memo.lock:
             for bit, key in enumerate(keys):
-                looked, holding = memo.holders.get(key) or (_NONE, _NONE)
-                for rowid in holding & ids:
+                known = memo.holders.get(key)
+                if known is None:
+                    unseen[bit] = ids
+                    continue
+                for rowid in known.holding.keys() & ids:
                     masks[rowid] |= 1 << bit
-                if not ids <= looked:
-                    unseen[bit] = ids - looked
+                missing = ids - known.looked.keys()
+                if missing:
+                    unseen[bit] = missing
         if unseen:
             need = set().union(*unseen.values())
             measure = [row for row in listed if row.id in need]
@@ -244,7 +252,7 @@ class QueryWords:
                 flag = 1 << bit
                 for rowid in holding:
                     masks[rowid] |= flag
-            memo.learn({keys[bit]: (set(need), holding) for bit, holding in found.items()})
+            memo.learn({keys[bit]: (need, holding) for bit, holding in found.items()})
         shares = self._shares(list(masks.values()))
         return dict(zip(masks, shares, strict=True))
 
@@ -306,9 +314,6 @@ class QueryWords:
 def _texts(row: ChunkRow) -> tuple[str, str, str, str]:
     """A chunk's texts that its coverage is measured on."""
     return (row.path, row.title, row.breadcrumb, row.body)
-
-
-_NONE: frozenset[int] = frozenset()
 
 
 class LexicalRanker:

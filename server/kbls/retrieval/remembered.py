@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from kbls.storage.records import ChunkRow
@@ -19,6 +20,22 @@ REMEMBERED_QUERIES = 2_000
 REMEMBERED_LOOKS = 500_000
 #: ... or this many chunk rows (about 1.5 kB each with their text: a few MB at most).
 REMEMBERED_ROWS = 4_096
+
+
+class Holders:
+    """Which of the chunks looked at for one query word hold it. Dicts with no values rather
+    than sets: a dict of ints is left alone by Python's garbage collector, a set is not, and a
+    long-running daemon keeps thousands of these (sets made every other search collect)."""
+
+    __slots__ = ("holding", "looked")
+
+    def __init__(self) -> None:
+        self.looked: dict[int, None] = {}
+        self.holding: dict[int, None] = {}
+
+    def add(self, looked: Iterable[int], holding: Iterable[int]) -> None:
+        self.holding.update(dict.fromkeys(holding))  # (first: a rowid looked at is always known)
+        self.looked.update(dict.fromkeys(looked))
 
 
 class Remembered:
@@ -37,8 +54,8 @@ class Remembered:
         self.generation = generation
         self.lock = threading.Lock()
         self.words: dict[str, QueryWords] = {}
-        #: (word, its prefix or None) -> (chunk rowids looked at, those holding the word).
-        self.holders: dict[tuple[Word, str | None], tuple[set[int], set[int]]] = {}
+        #: per (word, its prefix or None): the chunks looked at and those holding the word.
+        self.holders: dict[tuple[Word, str | None], Holders] = {}
         self._looks = 0
         self.rows: dict[int, ChunkRow] = {}
 
@@ -63,7 +80,5 @@ class Remembered:
             for key, (looked, holding) in seen.items():
                 known = self.holders.get(key)
                 if known is None:
-                    self.holders[key] = (looked, holding)
-                else:
-                    known[1].update(holding)
-                    known[0].update(looked)
+                    known = self.holders[key] = Holders()
+                known.add(looked, holding)
