@@ -9,6 +9,7 @@ The records carry random unit vectors: only lexical search is under test.
 
 from __future__ import annotations
 
+import gc
 from pathlib import Path
 
 import numpy as np
@@ -122,4 +123,23 @@ def test_inside_a_write_transaction_nothing_is_remembered(store: Store) -> None:
             assert ranker.chunk_rows([1]) == store.chunk_rows([1])
         assert ranker.words("kettle").remembered is not None
     finally:
+        store.close()
+
+
+def test_what_was_remembered_of_a_changed_store_is_freed_at_once(store: Store) -> None:
+    """No reference cycle keeps an old memory (its rows, its holders) until Python's garbage
+    collector runs: a daemon whose store changes often would collect every other search."""
+    ranker = LexicalRanker(store)
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        _coverages(ranker, "kettle tea")
+        memory = ranker.words("kettle tea").remembered
+        assert memory is not None and memory() is not None
+        _write(store, "kitchen/tea.md", "Oolong tea")
+        _coverages(ranker, "kettle tea")  # the store changed: a new memory
+        assert memory() is None
+    finally:
+        if enabled:
+            gc.enable()
         store.close()
