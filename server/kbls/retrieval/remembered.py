@@ -14,11 +14,11 @@ from kbls.storage.records import ChunkRow
 if TYPE_CHECKING:  # (lexical.py imports this module)
     from kbls.retrieval.lexical import QueryWords, Word
 
-#: a store's lexical search forgets what it remembers beyond this many query texts, or this
-#: many (word, chunk) looks, and starts afresh (search-as-you-type sends every prefix).
+#: a store's searches forget what they remember beyond this many query texts, or this many
+#: (word, chunk) looks (about 50 bytes each; a search as typed looks at about 600), or this
+#: many chunk rows (about 1.5 kB each with their text), and start afresh: a few MB at most.
 REMEMBERED_QUERIES = 2_000
-REMEMBERED_LOOKS = 500_000
-#: ... or this many chunk rows (about 1.5 kB each with their text: a few MB at most).
+REMEMBERED_LOOKS = 100_000
 REMEMBERED_ROWS = 4_096
 
 
