@@ -282,6 +282,30 @@ def test_malformed_frontmatter_is_indexed_with_a_reason(good_notes, make_engine)
     _assert_nothing_else_lost(engine, report)
 
 
+def test_frontmatter_with_an_impossible_date_is_indexed_with_a_reason(good_notes, make_engine):
+    # `date: 2024-02-30` made PyYAML raise ValueError: the whole note was skipped ("cannot parse").
+    (good_notes / "trip.md").write_text("---\ndate: 2024-02-30\ntags: [trip]\n---\n# Glacier trip\n\nCrampons and an ice axe.\n")
+    engine = make_engine(good_notes)
+    report = engine.index()
+    assert _reason(report, "trip.md").startswith("indexed with a problem: frontmatter:")
+    assert engine.search("crampons ice axe", mode="lexical", limit=1).hits[0].path == "trip.md"
+    _assert_nothing_else_lost(engine, report)
+
+
+def test_a_note_an_older_kbls_could_not_parse_is_read_again_by_the_next_full_scan(good_notes, make_engine):
+    # What a kbls whose parser raised on this note recorded (same size and mtime): the note must
+    # not wait for an edit once a fixed kbls runs.
+    engine = make_engine(good_notes)
+    engine.index()  # the store's chunking is recorded: the next scan re-reads only what changed
+    note = good_notes / "trip.md"
+    note.write_text("---\ndate: 2024-02-30\n---\n# Glacier trip\n\nCrampons and an ice axe.\n")
+    st = note.stat()
+    engine.store.record_problem("trip.md", "cannot parse: ValueError: day is out of range for month", st.st_size, st.st_mtime_ns)
+    engine.index()
+    assert engine.store.file_chunks("trip.md")
+    assert engine.search("crampons ice axe", mode="lexical", limit=1).hits[0].path == "trip.md"
+
+
 def test_a_symlink_pointing_outside_the_root_is_skipped_with_a_reason(good_notes, tmp_path, make_engine):
     secret = tmp_path / "secret.md"
     secret.write_text("# Secret\n\nThe vault combination is hummingbird.\n")

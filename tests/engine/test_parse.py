@@ -268,3 +268,22 @@ def test_frontmatter_closing_past_2000_lines_is_body() -> None:
     note = parse_note("far.md", text)
     assert note.warning and "no closing" in note.warning
     assert note.title == "After"
+
+
+def test_frontmatter_that_yaml_cannot_build_is_ignored_and_the_body_parsed() -> None:
+    # PyYAML raises ValueError, AttributeError, KeyError or RecursionError (not YAMLError) for
+    # these; the note was skipped whole ("cannot parse: ValueError") instead of its body indexed.
+    cases = {
+        "date: 2024-02-30": "ValueError",
+        "due: !!timestamp tomorrow": "AttributeError",
+        "count: !!int many": "ValueError",
+        "done: !!bool maybe": "KeyError",
+        "x: " + "[" * 5000: "nested too deeply",
+        "- " * 3000 + "x": "nested too deeply",
+    }
+    for front, reason in cases.items():
+        note = parse_note("n.md", f"---\n{front}\n---\n# Real heading\nThe body is still indexed.\n")
+        assert note.warning is not None and note.warning.startswith("frontmatter:"), front[:20]
+        assert reason in note.warning, (front[:20], note.warning)
+        assert note.title == "Real heading"
+        assert "The body is still indexed." in "\n".join(b.text for s in note.sections for b in s.blocks)

@@ -110,6 +110,12 @@ def _frontmatter(raw: str) -> tuple[dict[str, object], str | None]:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 2}" if mark is not None else ""
         return {}, f"frontmatter: malformed YAML{where}: {getattr(exc, 'problem', exc)}"
+    except RecursionError:  # PyYAML composes nested collections recursively: `[[[[…`
+        return {}, "frontmatter: nested too deeply; ignored"
+    except (ValueError, TypeError, AttributeError, KeyError) as exc:
+        # PyYAML's constructors raise plain Python errors for a value they cannot build: an
+        # impossible date (`date: 2024-02-30`), `!!int abc`, `!!bool maybe`, `!!timestamp x`.
+        return {}, f"frontmatter: a value YAML cannot read ({type(exc).__name__}: {exc}); ignored"
     if data is None:
         return {}, None
     if not isinstance(data, dict):

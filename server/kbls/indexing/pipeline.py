@@ -200,7 +200,7 @@ class IndexPipeline:
             chunks = self.chunker.chunk(note)
         except Exception as exc:  # a parser bug must cost one file, never the run
             log.exception("cannot parse %s", rel)
-            skip(f"cannot parse: {type(exc).__name__}: {exc}")
+            skip(f"{UNPARSABLE}: {type(exc).__name__}: {exc}")
             return None
         warnings = [w for w in (warning, note.warning) if w]
         occurrences: dict[str, int] = {}
@@ -228,6 +228,8 @@ class IndexPipeline:
 #: how the skip reasons that no edit of the file may undo begin (see `_changed`).
 TOO_LARGE = "larger than max_file_bytes"
 UNREADABLE = "cannot read"
+#: a parser bug: retried at each full scan, so a kbls upgrade that fixes it indexes the note.
+UNPARSABLE = "cannot parse"
 
 
 def _changed(candidate: Candidate, row: FileRow | None, max_file_bytes: int) -> bool:
@@ -237,12 +239,12 @@ def _changed(candidate: Candidate, row: FileRow | None, max_file_bytes: int) -> 
     if row.size != candidate.size or row.mtime_ns != candidate.mtime_ns:
         return True
     # Decisions that leave the file's size and mtime alone: `max_file_bytes` changed since the
-    # file was skipped as too large (or indexed under a larger limit), or its permissions did
-    # (chmod keeps the mtime).
+    # file was skipped as too large (or indexed under a larger limit), its permissions did
+    # (chmod keeps the mtime), or kbls did (a parser error fixed since).
     error = row.error or ""
     if error.startswith(TOO_LARGE):
         return candidate.size <= max_file_bytes
-    return error.startswith(UNREADABLE) or (not error and candidate.size > max_file_bytes)
+    return error.startswith((UNREADABLE, UNPARSABLE)) or (not error and candidate.size > max_file_bytes)
 
 
 @dataclass
