@@ -7,6 +7,7 @@ key and what was expected, so a user can fix it without reading code.
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 import re
 import sys
@@ -16,8 +17,10 @@ from typing import Any, Literal
 
 import msgspec
 import yaml
+from pathspec.patterns.gitignore import GitIgnorePatternError
 
 from kbls.errors import ConfigError
+from kbls.query.globs import glob_spec
 
 CONFIG_FILE = ".kbls.yaml"
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
@@ -87,8 +90,10 @@ class SearchConfig(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fie
             raise ValueError("search.limit: expected an integer from 1 to 200")
         if self.rrf_k < 1:
             raise ValueError("search.rrf_k: expected a positive integer")
-        if self.semantic_weight < 0 or self.lexical_weight < 0:
-            raise ValueError("search.semantic_weight/lexical_weight: expected numbers >= 0")
+        # NaN passes `< 0` and `.inf` makes the normalised weights NaN: every score NaN, no hit.
+        weights = (self.semantic_weight, self.lexical_weight)
+        if not all(math.isfinite(w) and w >= 0 for w in weights):
+            raise ValueError("search.semantic_weight/lexical_weight: expected finite numbers >= 0")
         if not 0.0 <= self.min_score <= 1.0:
             raise ValueError("search.min_score: expected a number from 0 to 1")
 
@@ -131,6 +136,22 @@ class Config(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fields=Tr
     def __post_init__(self) -> None:
         if not 1 <= self.max_file_bytes <= 1_000_000_000:
             raise ValueError("max_file_bytes: expected an integer from 1 to 1000000000")
+        for key, patterns in (("include", self.include), ("exclude", self.exclude)):
+            _check_patterns(key, patterns)
+
+
+def _check_patterns(key: str, patterns: list[str]) -> None:
+    """Raise ValueError naming `key` and the first pattern pathspec cannot compile (`foo\\`):
+    it would otherwise fail every scan with a traceback."""
+    try:
+        glob_spec(patterns)
+    except GitIgnorePatternError:
+        for pattern in patterns:
+            try:
+                glob_spec([pattern])
+            except GitIgnorePatternError as exc:
+                raise ValueError(f"{key}: {pattern!r} is not a valid pattern ({exc}); expected gitignore-style globs") from None
+        raise
 
 
 def _snake(key: str) -> str:
@@ -223,6 +244,14 @@ def load_config(root: Path, overrides: dict[str, Any] | None = None) -> tuple[Co
             loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
         except (yaml.YAMLError, UnicodeDecodeError) as exc:
             raise ConfigError(f"{path}: not valid YAML: {exc}") from None
+        except OSError as exc:
+            raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        except RecursionError:  # PyYAML composes nested collections recursively
+            raise ConfigError(f"{path}: not valid YAML: nested too deeply") from None
+        except (ValueError, TypeError, AttributeError, KeyError) as exc:
+            # PyYAML's constructors raise these for a value they cannot build: `2024-02-30`,
+            # `!!int abc`, `!!bool maybe`.
+            raise ConfigError(f"{path}: not valid YAML: a value YAML cannot read ({type(exc).__name__}: {exc})") from None
         if loaded is None:
             loaded = {}
         if not isinstance(loaded, dict):

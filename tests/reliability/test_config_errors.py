@@ -43,7 +43,7 @@ def _wrong_values(kind: typing.Any) -> list[typing.Any]:
     if kind is int or args == {int, type(None)}:
         return ["many", [1], -(10**6), 10**13]
     if kind is float:
-        return ["much", -1.0]
+        return ["much", -1.0, float("nan"), float("inf")]
     if kind is str or args == {str, type(None)}:
         return [7, ["a"]]
     if origin is list:
@@ -96,6 +96,36 @@ def test_a_file_that_is_not_a_mapping_or_not_yaml_is_named(tmp_path: Path) -> No
         (tmp_path / ".kbls.yaml").write_bytes(text.encode("latin-1") if text.startswith("\xff") else text.encode())
         with pytest.raises(ConfigError, match=str(tmp_path / ".kbls.yaml")):
             load_config(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("text", "named"),
+    [
+        ("exclude: [drafts/]\nsearch: {limit: 5}\nupdated: 2024-02-30\n", "not valid YAML"),
+        ("max_file_bytes: !!int lots\n", "not valid YAML"),
+        ("search: {mode: !!bool maybe}\n", "not valid YAML"),
+        ("include: " + "[" * 3000 + "\n", "nested too deeply"),
+        ("include: ['**/*.md', 'notes\\']\n", "include: 'notes\\\\' is not a valid pattern"),
+        ("exclude: ['\\']\n", "exclude: '\\\\' is not a valid pattern"),
+    ],
+    ids=["impossible-date", "bad-int-tag", "bad-bool-tag", "nested-5000-deep", "bad-include-glob", "bad-exclude-glob"],
+)
+def test_yaml_values_or_globs_that_cannot_be_built_are_config_errors(tmp_path: Path, text: str, named: str) -> None:
+    """PyYAML raised ValueError/KeyError/RecursionError (not YAMLError) and pathspec its own
+    error for a trailing backslash: every command died with a traceback (exit 1)."""
+    (tmp_path / ".kbls.yaml").write_text(text)
+    with pytest.raises(ConfigError) as raised:
+        load_config(tmp_path)
+    assert str(raised.value).startswith(f"{tmp_path / '.kbls.yaml'}: ") and named in str(raised.value), raised.value
+
+
+def test_cli_reports_a_config_yaml_cannot_build_without_a_traceback(tmp_path: Path) -> None:
+    root = tmp_path / "notes"
+    root.mkdir()
+    (root / ".kbls.yaml").write_text("exclude: ['drafts\\']\nreviewed: 2024-02-30\n")
+    proc = run_kbls(["status", "--root", str(root)], tmp_path)
+    assert_no_traceback(proc)
+    assert proc.returncode == 2 and ".kbls.yaml: not valid YAML" in proc.stderr and "day is out of range" in proc.stderr
 
 
 def test_cli_reports_a_bad_config_without_a_traceback(tmp_path: Path) -> None:
