@@ -133,6 +133,15 @@ def _agree(root: Path) -> list[str]:
     return walked
 
 
+def test_a_gitignore_line_that_cannot_be_compiled_is_passed_over_as_git_does(tmp_path: Path) -> None:
+    """A trailing backslash made pathspec raise: every scan of the root died with a traceback.
+    `git status` lists exactly these three files of this tree."""
+    _touch(tmp_path, "keep.md", "drafts/a.md", "notes/b.md", "sub/c.md", "sub/d.md")
+    (tmp_path / ".gitignore").write_text("drafts/\nnotes\\\n")
+    (tmp_path / "sub" / ".gitignore").write_text("\\\nd.md\n")
+    assert _walk(tmp_path) == ["keep.md", "notes/b.md", "sub/c.md"]
+
+
 def test_a_deeper_gitignore_re_includes_what_an_outer_one_excluded(tmp_path: Path) -> None:
     _touch(tmp_path, "top.md", "notes/keep.md", "notes/other.md", "notes/deep/keep.md")
     (tmp_path / ".gitignore").write_text("notes/**/*.md\n")

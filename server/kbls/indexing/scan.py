@@ -14,6 +14,9 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+import pathspec
+from pathspec.patterns.gitignore import GitIgnorePatternError
+
 from kbls.config import CONFIG_FILE, Config
 from kbls.errors import OutsideRootError
 from kbls.query.globs import glob_spec
@@ -36,7 +39,12 @@ class _IgnoreFile:
     """The patterns of one `.gitignore` (or `.git/info/exclude`)."""
 
     def __init__(self, lines: list[str]) -> None:
-        self.spec = glob_spec(lines)
+        try:
+            self.spec = glob_spec(lines)
+        except GitIgnorePatternError:
+            # Git passes over a line it cannot read (`notes\\`: a trailing backslash matches
+            # nothing); pathspec raises, which failed every scan of the root.
+            self.spec = glob_spec(line for line in lines if _readable(line))
         # Without `!` lines a match can only mean "ignored": match_file is a third cheaper.
         self._negates = any(pattern.include is False for pattern in self.spec.patterns)
 
@@ -45,6 +53,15 @@ class _IgnoreFile:
         if self._negates:
             return self.spec.check_file(path).include
         return True if self.spec.match_file(path) else None
+
+
+def _readable(line: str) -> bool:
+    """Whether pathspec can compile one `.gitignore` line."""
+    try:
+        pathspec.GitIgnoreSpec.from_lines([line])
+    except GitIgnorePatternError:
+        return False
+    return True
 
 
 class Scanner:
