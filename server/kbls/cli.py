@@ -292,12 +292,23 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _check_root(args: argparse.Namespace) -> None:
+    """A `--root` that is no folder is a usage error: a typo indexed nothing, exited 0 and left
+    an empty store in the user cache (`search` said "the index is empty")."""
+    root = Path(args.root)
+    if not root.is_dir():
+        what = "is not a folder" if root.exists() else "does not exist"
+        raise ConfigError(f"--root {args.root}: {root.absolute()} {what}")
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command not in ("serve", "mcp", "daemon"):
         logging.basicConfig(level=logging.WARNING, format="kbls: %(message)s", stream=sys.stderr)
     command: Callable[[argparse.Namespace], int] = args.func
     try:
+        if args.command in ("index", "search", "related", "status", "eval"):
+            _check_root(args)
         return command(args)
     except (ConfigError, QueryError, OutsideRootError) as exc:
         print(f"kbls: {exc}", file=sys.stderr)

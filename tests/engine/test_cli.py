@@ -131,3 +131,20 @@ def test_the_installed_command_exits_2_on_a_bad_config(tmp_path):
     )
     assert done.returncode == 2, done.stderr
     assert "batchsize" in done.stderr and "batch_size" in done.stderr and done.stdout == ""
+
+
+@pytest.mark.parametrize("what", ["missing", "a-file.md"])
+def test_a_root_that_is_no_folder_exits_2_and_creates_no_store(tmp_path, what):
+    """`kbls index --root ~/notse` indexed nothing, exited 0 and left an empty store in the cache."""
+    from tests.support.processes import assert_no_traceback, child_env, run_kbls
+
+    (tmp_path / "a-file.md").write_text("# not a folder\n")
+    root = tmp_path / what
+    for command in (["index"], ["status"], ["search", "anything"], ["related", "x.md"], ["index", "--rebuild"]):
+        done = run_kbls([*command, "--root", str(root)], tmp_path)
+        assert_no_traceback(done)
+        assert done.returncode == 2, (command, done.stderr)
+        expected = "does not exist" if what == "missing" else "is not a folder"
+        assert f"--root {root}: {root} {expected}" in done.stderr, done.stderr
+    cache = child_env(tmp_path)["XDG_CACHE_HOME"]
+    assert not any(p.name.startswith(what) for p in (tmp_path / cache / "kbls").glob("*")), "a store was created"
