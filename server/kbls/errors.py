@@ -21,6 +21,10 @@ class StoreFullError(StoreError):
     """The store cannot be written: its disk is full or refuses more bytes; reads still work."""
 
 
+class StoreReadOnlyError(StoreFullError):
+    """The store's disk or file is read-only: it is fine and can still be read, never set aside."""
+
+
 class StoreBusyError(StoreError):
     """Another process held the store's write lock past the busy timeout; the store is fine."""
 

@@ -10,6 +10,7 @@ to the named errors of `kbls.errors` here and nowhere else.
 from __future__ import annotations
 
 import contextlib
+import os
 import sqlite3
 import threading
 import time
@@ -19,7 +20,7 @@ from types import ModuleType
 from typing import IO, cast
 from urllib.parse import quote
 
-from kbls.errors import CorruptStoreError, StoreBusyError, StoreFullError
+from kbls.errors import CorruptStoreError, StoreBusyError, StoreError, StoreFullError, StoreReadOnlyError
 from kbls.query.globs import glob_matches
 
 BUSY_MESSAGE = (
@@ -55,6 +56,24 @@ def cannot_write(exc: BaseException) -> bool:
     return "disk is full" in str(exc) or "disk I/O error" in str(exc)
 
 
+def read_only_refusal(exc: BaseException) -> bool:
+    """SQLite cannot write the store (SQLITE_READONLY), or cannot open it at all (SQLITE_CANTOPEN:
+    a WAL store on a read-only disk, no permission): the file is not damaged, so it must not be
+    set aside (on a read-only disk the rename itself failed with a traceback)."""
+    return "readonly database" in str(exc) or "unable to open database file" in str(exc)
+
+
+def write_refused(path: Path, exc: BaseException) -> StoreFullError | None:
+    """The named error of a write that the disk refused (full, failing or read-only), or None."""
+    if read_only_refusal(exc):
+        return StoreReadOnlyError(
+            f"cannot write the store {path}: its disk or file is read-only, or kbls may not write there ({exc})"
+        )
+    if cannot_write(exc):
+        return StoreFullError(f"cannot write the store {path}: {exc}")
+    return None
+
+
 def busy(exc: BaseException) -> bool:
     """Another process held the write lock past the busy timeout (e.g. a stopped `kbls index`)."""
     return "database is locked" in str(exc) or "database is busy" in str(exc)
@@ -65,8 +84,19 @@ def _sql_glob(pattern: str, path: str) -> int:
 
 
 def read_only_uri(path: Path) -> str:
-    """The URI that opens `path` read-only: nothing is created, a missing file is an error."""
-    return f"file:{quote(path.as_posix(), safe='/:')}?mode=ro"  # `?`, `#`, `%` in a path are escaped
+    """The URI that opens `path` read-only: nothing is created, a missing file is an error.
+
+    On a read-only file system the store is opened `immutable`: SQLite cannot open a WAL store
+    read-only without creating its `-shm` file, and no process can change it there anyway."""
+    uri = f"file:{quote(path.as_posix(), safe='/:')}?mode=ro"  # `?`, `#`, `%` in a path are escaped
+    return uri + "&immutable=1" if _on_read_only_file_system(path.parent) else uri
+
+
+def _on_read_only_file_system(folder: Path) -> bool:
+    try:
+        return bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
+    except (OSError, AttributeError):  # no such folder; no statvfs (Windows)
+        return False
 
 
 def memory_uri(name: str) -> str:
@@ -101,8 +131,11 @@ def connect(path: Path, *, read_only: bool = False, uri: str | None = None) -> C
             conn.execute("PRAGMA synchronous = NORMAL")
         conn.create_function("kb_glob", 2, _sql_glob, deterministic=True)
     except DatabaseError as exc:
-        if cannot_write(exc):
-            raise StoreFullError(f"cannot write the store {path}: {exc}") from None
+        if read_only and read_only_refusal(exc):
+            raise StoreError(f"cannot open the store {path}: {exc}") from None
+        refused = None if read_only else write_refused(path, exc)
+        if refused is not None:
+            raise refused from None
         raise CorruptStoreError(f"cannot open the store {path}: {exc}") from None
     return conn
 
@@ -169,8 +202,9 @@ class ConnectionPool:
                         conn.execute("ROLLBACK")
                     raise
             except OperationalError as exc:
-                if cannot_write(exc):
-                    raise StoreFullError(f"cannot write the store {self.path}: {exc}") from None
+                refused = write_refused(self.path, exc)
+                if refused is not None:
+                    raise refused from None
                 if busy(exc):
                     raise StoreBusyError(BUSY_MESSAGE.format(path=self.path)) from None
                 raise

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 from typing import Literal
 
-from kbls.errors import CorruptStoreError, ModelMismatchError
+from kbls.errors import CorruptStoreError, ModelMismatchError, StoreError
 from kbls.storage.store import STORE_FILE, Store
 
 log = logging.getLogger(__name__)
@@ -70,15 +70,21 @@ def set_aside(directory: Path, why: str) -> Path:
     stamp = time.strftime("%Y%m%d-%H%M%S")
     base = directory / STORE_FILE
     aside = directory / f"{STORE_FILE}.{why}-{stamp}"
-    if base.exists():
-        base.replace(aside)
-    for suffix in _SIDE_FILES:
-        Path(str(base) + suffix).unlink(missing_ok=True)
+    try:
+        if base.exists():
+            base.replace(aside)
+        for suffix in _SIDE_FILES:
+            Path(str(base) + suffix).unlink(missing_ok=True)
+    except OSError as exc:  # a read-only disk: say so rather than die of a traceback
+        raise StoreError(f"cannot set the store {base} aside ({why}): {exc.strerror or exc}") from None
     return aside
 
 
 def delete_store(directory: Path) -> Path:
     """Delete the store files in `directory` (`kbls index --rebuild`); returns `directory`."""
-    for name in (STORE_FILE, *(STORE_FILE + s for s in _SIDE_FILES)):
-        (directory / name).unlink(missing_ok=True)
+    try:
+        for name in (STORE_FILE, *(STORE_FILE + s for s in _SIDE_FILES)):
+            (directory / name).unlink(missing_ok=True)
+    except OSError as exc:  # a read-only disk, a folder kbls may not write
+        raise StoreError(f"cannot delete the store in {directory}: {exc.strerror or exc}") from None
     return directory

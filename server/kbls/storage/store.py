@@ -17,7 +17,7 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from kbls.errors import CorruptStoreError, StoreBusyError, StoreError, StoreFullError
+from kbls.errors import CorruptStoreError, StoreBusyError, StoreError
 from kbls.storage.connection import (
     BUSY_MESSAGE,
     SQLITE,
@@ -26,9 +26,10 @@ from kbls.storage.connection import (
     DatabaseError,
     WriterLock,
     busy,
-    cannot_write,
     memory_uri,
+    read_only_refusal,
     read_only_uri,
+    write_refused,
 )
 from kbls.storage.reads import StoreReads
 from kbls.storage.schema import ensure_schema, read_schema
@@ -151,8 +152,11 @@ class Store(StoreReads, StoreWrites):
                 check=check, root=None if not self.exists else self.root,
             )
         except DatabaseError as exc:
-            if cannot_write(exc):
-                raise StoreFullError(f"cannot write the store {self.path}: {exc}") from None
+            if self.read_only and read_only_refusal(exc):
+                raise StoreError(f"cannot open the store {self.path}: {exc}") from None
+            refused = None if self.read_only else write_refused(self.path, exc)
+            if refused is not None:
+                raise refused from None
             if busy(exc):
                 raise StoreBusyError(BUSY_MESSAGE.format(path=self.path)) from None
             raise CorruptStoreError(f"the store {self.path} is not a usable kbls store ({exc})") from None
