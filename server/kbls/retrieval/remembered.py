@@ -66,6 +66,8 @@ class Remembered:
             self.words[text] = words
 
     def keep_rows(self, rows: dict[int, ChunkRow]) -> None:
+        if len(rows) > REMEMBERED_ROWS:  # (a search of limit 200, grouped: up to 6,000 candidates)
+            return
         with self.lock:
             if len(self.rows) + len(rows) > REMEMBERED_ROWS:
                 self.rows = {}
