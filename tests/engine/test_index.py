@@ -3,6 +3,7 @@ must cost one file (skipped or indexed with a reason), never the run or any othe
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import ctypes
 import os
@@ -382,6 +383,9 @@ def _filesystem_uid(uid: int):
     if os.geteuid() != 0:
         yield
         return
+    # Modules imported lazily must be imported first: a Python installed under /root (pyenv)
+    # cannot be read as `uid` ("unknown encoding: utf-8-sig" in decode_text).
+    codecs.lookup("utf-8-sig")
     libc = ctypes.CDLL(None, use_errno=True)
     libc.setfsuid(uid)
     try:
@@ -421,6 +425,50 @@ def test_an_unreadable_file_is_skipped_with_a_reason(make_engine):
             assert "Permission denied" in _reason(report, "locked.md")
             _assert_nothing_else_lost(engine, report)
     finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def test_a_folder_that_cannot_be_listed_keeps_its_notes(make_engine):
+    """A folder (or the root) the indexing user may not list, or that fails with an I/O error:
+    os.walk passed over it silently, so the full scan took its notes for deleted and dropped
+    them and their vectors (a permission slip or a flaky mount emptied the index)."""
+    if not hasattr(os, "geteuid"):
+        pytest.skip("POSIX permissions only")
+    base = Path(tempfile.mkdtemp(prefix="kbls-perm-"))  # not under tmp_path: its parents are 0700 root
+    try:
+        root = base / "notes"
+        for rel, text in {**GOOD, "private/rescue.md": "# Rescue\n\nCrevasse rescue with a pulley.\n"}.items():
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            (root / rel).write_text(text)
+        (base / "store").mkdir()
+        if os.geteuid() == 0:
+            for path in [base, *base.rglob("*")]:
+                os.chown(path, 65534, 65534)
+        with _filesystem_uid(65534):
+            engine = make_engine(root, store_dir=base / "store")
+            engine.index()
+            assert engine.store.file_chunks("private/rescue.md")
+        for folder in (root / "private", root):
+            if os.geteuid() == 0:
+                os.chown(folder, 0, 0)
+            folder.chmod(0)
+            with _filesystem_uid(65534):
+                try:
+                    os.listdir(folder)
+                except PermissionError:
+                    pass
+                else:
+                    pytest.skip("this system lets the indexing user list a mode-000 folder")
+                report = engine.index()
+                shown = "./" if folder == root else "private/"
+                assert "cannot list" in _reason(report, shown) and "Permission denied" in _reason(report, shown)
+                assert report.deleted == 0
+                assert engine.store.file_chunks("private/rescue.md")
+                assert engine.search("crevasse rescue pulley", mode="lexical", limit=1).hits[0].path == "private/rescue.md"
+                _assert_nothing_else_lost(engine, report)
+    finally:
+        for folder in (root, root / "private"):
+            folder.chmod(0o755)
         shutil.rmtree(base, ignore_errors=True)
 
 

@@ -115,7 +115,11 @@ class IndexPipeline:
                 force = True
             candidates = self.scanner.walk()
             on_disk = {c.rel_path for c in candidates}
-            gone = sorted(p for p in known if p not in on_disk)
+            # A folder that could not be listed (permissions, an I/O error) keeps its notes.
+            gone = sorted(p for p in known if p not in on_disk and not self.scanner.under_unlisted(p))
+            for folder, reason in self.scanner.unlisted.items():
+                log.warning("cannot list %s: %s; its notes stay as last indexed", folder or "the root", reason)
+                report.skipped.append(Skipped(f"{folder}/" if folder else "./", f"{UNLISTABLE}: {reason}"))
         else:
             candidates = []
             rels: list[str] = []
@@ -228,6 +232,8 @@ class IndexPipeline:
 #: how the skip reasons that no edit of the file may undo begin (see `_changed`).
 TOO_LARGE = "larger than max_file_bytes"
 UNREADABLE = "cannot read"
+#: a folder the walk could not list: its files are kept as they were indexed.
+UNLISTABLE = "cannot list this folder; its notes stay as last indexed"
 #: a parser bug: retried at each full scan, so a kbls upgrade that fixes it indexes the note.
 UNPARSABLE = "cannot parse"
 

@@ -79,6 +79,9 @@ class Scanner:
         self._stacks: dict[str, list[tuple[int, _IgnoreFile]]] = {}  # folder -> see _stack
         self._info_exclude: _IgnoreFile | None = None
         self._info_exclude_read = False
+        #: folders the last walk could not list ("" is the root), with why: their files are
+        #: unknown, not gone (a permission or I/O error must not drop them from the index).
+        self.unlisted: dict[str, str] = {}
 
     # -- rules -------------------------------------------------------------------------------
     def relative(self, path: Path) -> str:
@@ -218,8 +221,9 @@ class Scanner:
         self._ignored_dirs.clear()
         self._stacks.clear()
         self._info_exclude_read = False
+        self.unlisted = {}
         found: list[Candidate] = []
-        for dirpath, dirnames, filenames in os.walk(self.root, followlinks=False):
+        for dirpath, dirnames, filenames in os.walk(self.root, onerror=self._unlisted, followlinks=False):
             abs_dir = Path(dirpath)
             rel_dir = "" if abs_dir == self.root else abs_dir.relative_to(self.root).as_posix()
             dirnames[:] = sorted(
@@ -248,3 +252,17 @@ class Scanner:
                         found.append(candidate)
         found.sort(key=lambda c: c.rel_path)
         return found
+
+    def _unlisted(self, error: OSError) -> None:
+        """os.walk could not list a folder: remember it, unless it was deleted meanwhile."""
+        folder = Path(str(error.filename))
+        if isinstance(error, FileNotFoundError) and folder != self.root:
+            return  # gone between listing its parent and reading it: its files are gone too
+        rel = "" if folder == self.root else folder.relative_to(self.root).as_posix()
+        self.unlisted[rel] = error.strerror or str(error)
+
+    def under_unlisted(self, rel_path: str) -> bool:
+        """Whether `rel_path` lies in a folder the last walk could not list."""
+        return bool(self.unlisted) and any(
+            folder == "" or rel_path.startswith(folder + "/") for folder in self.unlisted
+        )
