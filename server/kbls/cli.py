@@ -131,6 +131,8 @@ def cmd_related(args: argparse.Namespace) -> int:
     target, _, line = args.file.rpartition(":")
     if not target or not line.isdigit():
         target, line = args.file, ""
+    if line and int(line) < 1:  # it became line -1: silently no section, no hits
+        raise QueryError(f"{args.file}: line numbers start at 1")
     from kbls.userdaemon import client, queries
 
     path = Path(target)

@@ -84,6 +84,13 @@ def test_related_json(cli):
     assert status == 0 and "rust/ownership.md" not in [h["path"] for h in json.loads(out)]
 
 
+def test_related_at_line_0_exits_2(cli):
+    """Lines are 1-based: `FILE:0` became line -1 and answered nothing, with exit 0."""
+    cli("index")
+    status, out, err = cli("related", str(cli.root / "rust/ownership.md") + ":0", "--json")
+    assert status == 2 and out == "" and "ownership.md:0: line numbers start at 1" in err
+
+
 @pytest.mark.parametrize("command", ["search", "related"])
 def test_a_limit_out_of_range_exits_2_naming_the_range(cli, command):
     cli("index")
