@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -140,6 +141,23 @@ def test_a_gitignore_line_that_cannot_be_compiled_is_passed_over_as_git_does(tmp
     (tmp_path / ".gitignore").write_text("drafts/\nnotes\\\n")
     (tmp_path / "sub" / ".gitignore").write_text("\\\nd.md\n")
     assert _walk(tmp_path) == ["keep.md", "notes/b.md", "sub/c.md"]
+
+
+def test_a_tree_nested_1100_folders_deep_is_walked(tmp_path: Path) -> None:
+    """Python 3.11's os.walk recurses once per level: every full scan died of RecursionError."""
+    _touch(tmp_path, "top.md")
+    fd = os.open(tmp_path, os.O_RDONLY)
+    try:
+        for _ in range(1100):  # by folder descriptors: the path grows past what makedirs recurses
+            os.mkdir("a", dir_fd=fd)
+            inner = os.open("a", os.O_RDONLY, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+        os.close(os.open("deep.md", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd))
+        os.symlink(str(tmp_path), "loop", dir_fd=fd)  # a folder symlink is never walked into
+    finally:
+        os.close(fd)
+    assert _walk(tmp_path) == ["a/" * 1100 + "deep.md", "top.md"]
 
 
 def test_a_deeper_gitignore_re_includes_what_an_outer_one_excluded(tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -223,8 +224,7 @@ class Scanner:
         self._info_exclude_read = False
         self.unlisted = {}
         found: list[Candidate] = []
-        for dirpath, dirnames, filenames in os.walk(self.root, onerror=self._unlisted, followlinks=False):
-            abs_dir = Path(dirpath)
+        for abs_dir, dirnames, filenames in self._tree():
             rel_dir = "" if abs_dir == self.root else abs_dir.relative_to(self.root).as_posix()
             dirnames[:] = sorted(
                 d for d in dirnames
@@ -253,9 +253,38 @@ class Scanner:
         found.sort(key=lambda c: c.rel_path)
         return found
 
-    def _unlisted(self, error: OSError) -> None:
-        """os.walk could not list a folder: remember it, unless it was deleted meanwhile."""
-        folder = Path(str(error.filename))
+    def _tree(self) -> Iterator[tuple[Path, list[str], list[str]]]:
+        """`os.walk(root, followlinks=False)` without recursion: Python 3.11's recurses once per
+        level, and a tree nested ~1,000 folders deep made every full scan die of RecursionError.
+        Yields (folder, folder names, other names); the caller prunes the folder names in place.
+        A symlink to a folder is a folder name (never walked into), as in os.walk."""
+        stack = [self.root]
+        while stack:
+            folder = stack.pop()
+            folders: list[str] = []
+            others: list[str] = []
+            links: set[str] = set()
+            try:
+                with os.scandir(folder) as entries:
+                    for entry in entries:
+                        try:
+                            is_dir = entry.is_dir()
+                        except OSError:
+                            is_dir = False
+                        if not is_dir:
+                            others.append(entry.name)
+                            continue
+                        folders.append(entry.name)
+                        if entry.is_symlink():
+                            links.add(entry.name)
+            except OSError as exc:
+                self._unlisted(folder, exc)
+                continue
+            yield folder, folders, others
+            stack.extend(folder / name for name in reversed(folders) if name not in links)
+
+    def _unlisted(self, folder: Path, error: OSError) -> None:
+        """The walk could not list `folder`: remember it, unless it was deleted meanwhile."""
         if isinstance(error, FileNotFoundError) and folder != self.root:
             return  # gone between listing its parent and reading it: its files are gone too
         rel = "" if folder == self.root else folder.relative_to(self.root).as_posix()
