@@ -157,7 +157,26 @@ def test_a_tree_nested_1100_folders_deep_is_walked(tmp_path: Path) -> None:
         os.symlink(str(tmp_path), "loop", dir_fd=fd)  # a folder symlink is never walked into
     finally:
         os.close(fd)
-    assert _walk(tmp_path) == ["a/" * 1100 + "deep.md", "top.md"]
+    try:
+        assert _walk(tmp_path) == ["a/" * 1100 + "deep.md", "top.md"]
+    finally:
+        _remove_nested(tmp_path, 1100)  # pytest's own clean-up (shutil.rmtree) recurses too
+
+
+def _remove_nested(top: Path, depth: int) -> None:
+    """Delete `top`/a/a/…/a (`depth` levels) and what the deepest holds, bottom up."""
+    fds = [os.open(top, os.O_RDONLY)]
+    try:
+        for _ in range(depth):
+            fds.append(os.open("a", os.O_RDONLY, dir_fd=fds[-1]))
+        for name in os.listdir(fds[-1]):
+            os.unlink(name, dir_fd=fds[-1])
+        while len(fds) > 1:
+            os.close(fds.pop())
+            os.rmdir("a", dir_fd=fds[-1])
+    finally:
+        for fd in fds:
+            os.close(fd)
 
 
 def test_a_deeper_gitignore_re_includes_what_an_outer_one_excluded(tmp_path: Path) -> None:
