@@ -176,8 +176,12 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from kbls.evaluate import evaluate, format_table
+    from kbls.evaluate import evaluate, format_table, read_queries
 
+    try:  # before any indexing: a missing or malformed file is a usage error, not a traceback
+        read_queries(Path(args.queries))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise QueryError(f"cannot read the queries {args.queries}: {exc}") from None
     with _engine(args) as engine:
         if not args.no_index:
             engine.index()

@@ -37,7 +37,12 @@ def read_queries(path: Path) -> list[tuple[str, list[str]]]:
         reader = csv.DictReader(handle, delimiter="\t")
         if reader.fieldnames is None or not {"query", "relevant"} <= set(reader.fieldnames):
             raise ValueError(f"{path}: expected a header line `query<TAB>relevant`")
-        return [(row["query"], [p.strip() for p in row["relevant"].split("|") if p.strip()]) for row in reader]
+        queries = []
+        for row in reader:
+            if row["relevant"] is None:  # a line without a tab
+                raise ValueError(f"{path}:{reader.line_num}: expected `query<TAB>relevant`")
+            queries.append((row["query"], [p.strip() for p in row["relevant"].split("|") if p.strip()]))
+        return queries
 
 
 def score_ranking(ranked: list[str], relevant: list[str], k: int) -> tuple[float, float, float]:

@@ -120,6 +120,28 @@ def test_eval_on_a_tiny_tsv(cli, tmp_path):
     assert status == 0 and "| hybrid |" in out and "nDCG@10" in out
 
 
+@pytest.mark.parametrize(
+    ("content", "named"),
+    [
+        (None, "No such file"),
+        (b"q\tr\nx\ty\n", "header"),
+        (b"query\trelevant\nborrow rules without a tab\n", "q.tsv:2: expected"),
+        (b"query\trelevant\n\xff\xfe borrow\ta.md\n", "can't decode"),
+        ("folder", "Is a directory"),
+    ],
+    ids=["missing", "no-header", "no-tab", "not-utf8", "a-folder"],
+)
+def test_eval_of_a_queries_file_it_cannot_read_exits_2(cli, tmp_path, content, named):
+    """Each died with a traceback (FileNotFoundError, ValueError, AttributeError...)."""
+    queries = tmp_path / "q.tsv"
+    if content == "folder":
+        queries.mkdir()
+    elif content is not None:
+        queries.write_bytes(content)
+    status, out, err = cli("eval", str(queries), "--no-index")
+    assert status == 2 and out == "" and f"cannot read the queries {queries}" in err and named in err, err
+
+
 def test_a_bad_config_exits_2_naming_the_key(cli):
     (cli.root / ".kbls.yaml").write_text("search:\n  limit: many\n")
     status, out, err = cli("index", "--json")
