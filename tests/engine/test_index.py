@@ -524,6 +524,40 @@ def test_a_second_writer_gets_busy_instead_of_waiting(root, note, make_engine, t
     assert second.index(wait=False).changed == 1
 
 
+def test_kbls_index_says_it_waits_for_another_writer(root, note, tmp_path):
+    """`kbls index` waited on the store's writer lock without a word (a daemon indexing, or a
+    `kbls index` stopped with Ctrl+Z): it looked hung."""
+    import fcntl
+    import select
+    import subprocess
+    import time
+
+    from tests.support.processes import KBLS, child_env
+
+    note("a.md", "# A\n\nalpha\n")
+    store = tmp_path / "shared"
+    store.mkdir()
+    with open(store / "writer.lock", "a+b") as held:
+        fcntl.flock(held.fileno(), fcntl.LOCK_EX)  # as another process writing the store
+        proc = subprocess.Popen(
+            [str(KBLS), "index", "--root", str(root), "--store", str(store)],
+            stderr=subprocess.PIPE, text=True, env=child_env(tmp_path),
+        )
+        try:
+            assert proc.stderr is not None
+            deadline, said = time.monotonic() + 120, ""
+            while "waiting for it to finish" not in said and time.monotonic() < deadline:
+                if select.select([proc.stderr], [], [], 1.0)[0]:
+                    said += proc.stderr.readline()
+                assert proc.poll() is None, said
+            assert "another kbls process is writing the store" in said and str(store) in said, said
+        except BaseException:
+            proc.kill()
+            raise
+    _, rest = proc.communicate(timeout=300)  # the lock is released: it goes on and finishes
+    assert proc.returncode == 0 and "1 files written" in rest, rest
+
+
 def test_a_cancelled_run_writes_nothing_and_the_next_run_catches_up(root, note, make_engine):
     for i in range(5):
         note(f"n{i}.md", f"# Note {i}\n\nbody of note {i}\n")

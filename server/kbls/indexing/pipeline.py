@@ -87,10 +87,22 @@ class IndexPipeline:
             with `busy=True`.
         """
         started = time.perf_counter()
-        with self._lock, self.store.lock.hold(timeout=None if wait else 0.0) as held:
+        listed = None if paths is None else list(paths)
+        with self._lock:
+            with self.store.lock.hold(timeout=0.0) as held:
+                if held:
+                    report = self._run_locked(listed, force, progress, cancel)
             if not held:
-                return IndexReport(busy=True, seconds=time.perf_counter() - started)
-            report = self._run_locked(None if paths is None else list(paths), force, progress, cancel)
+                if not wait:
+                    return IndexReport(busy=True, seconds=time.perf_counter() - started)
+                # Unbounded, so say why: `kbls index` sat silent while a daemon indexed (or a
+                # `kbls index` stopped with Ctrl+Z held the lock), and looked hung.
+                log.warning(
+                    "another kbls process is writing the store %s (an editor's kbls indexing, or "
+                    "another `kbls index`); waiting for it to finish", self.store.directory,
+                )
+                with self.store.lock.hold(timeout=None):
+                    report = self._run_locked(listed, force, progress, cancel)
         counts = self.store.counts()
         report.files, report.chunks = counts.files, counts.chunks
         report.seconds = time.perf_counter() - started
