@@ -326,6 +326,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"kbls: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
+        # Ctrl-C: each note is written in a transaction of its own, so nothing written is lost.
+        if args.command in ("index", "eval"):
+            print("\nkbls: interrupted; the notes indexed so far are kept: run it again to finish", file=sys.stderr)
         return 130
 
 

@@ -558,6 +558,37 @@ def test_kbls_index_says_it_waits_for_another_writer(root, note, tmp_path):
     assert proc.returncode == 0 and "1 files written" in rest, rest
 
 
+def test_ctrl_c_during_kbls_index_says_what_is_kept(root, note, tmp_path):
+    """Ctrl-C left `kbls index` silent (exit 130, no word on what was kept)."""
+    import fcntl
+    import select
+    import signal
+    import subprocess
+    import time
+
+    from tests.support.processes import KBLS, assert_no_traceback, child_env
+
+    note("a.md", "# A\n\nalpha\n")
+    store = tmp_path / "shared"
+    store.mkdir()
+    with open(store / "writer.lock", "a+b") as held:
+        fcntl.flock(held.fileno(), fcntl.LOCK_EX)  # holds it in a known place: waiting for the lock
+        proc = subprocess.Popen(
+            [str(KBLS), "index", "--root", str(root), "--store", str(store)],
+            stderr=subprocess.PIPE, text=True, env=child_env(tmp_path),
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # as a terminal's job
+        )
+        assert proc.stderr is not None
+        deadline, said = time.monotonic() + 120, ""
+        while "waiting for it to finish" not in said and time.monotonic() < deadline and proc.poll() is None:
+            if select.select([proc.stderr], [], [], 1.0)[0]:
+                said += proc.stderr.readline()
+        proc.send_signal(signal.SIGINT)
+        _, rest = proc.communicate(timeout=60)
+    assert_no_traceback(subprocess.CompletedProcess([], proc.returncode, "", said + rest))
+    assert proc.returncode == 130 and "interrupted; the notes indexed so far are kept" in rest, said + rest
+
+
 def test_a_cancelled_run_writes_nothing_and_the_next_run_catches_up(root, note, make_engine):
     for i in range(5):
         note(f"n{i}.md", f"# Note {i}\n\nbody of note {i}\n")
