@@ -490,6 +490,31 @@ def test_a_fifo_named_like_a_note_does_not_hang_the_run(good_notes, make_engine)
     _assert_nothing_else_lost(engine, result["report"])
 
 
+def test_a_note_swapped_for_a_fifo_after_the_scan_does_not_hang_the_run(good_notes, make_engine):
+    """The scan stats a regular file; if a FIFO takes its name before it is read, `open` blocked
+    the run (and with it the daemon's indexing of the root) until some writer came."""
+    (good_notes / "zz-swapped.md").write_text("# Swapped\n\nsoon a pipe\n")
+    engine = make_engine(good_notes)
+    fifo = good_notes / "zz-swapped.md"
+
+    def swap(done: int, total: int, path: str) -> None:
+        if path == "rust/ownership.md":  # listed already; the next files are read after this
+            fifo.unlink()
+            os.mkfifo(fifo)
+
+    result: dict[str, IndexReport] = {}
+    worker = threading.Thread(target=lambda: result.setdefault("report", engine.index(progress=swap)), daemon=True)
+    worker.start()
+    worker.join(timeout=60)
+    if worker.is_alive():
+        with open(fifo, "wb"):  # unblock the reader so the suite can go on
+            pass
+        pytest.fail("index() blocked on a FIFO swapped in after the scan")
+    assert "not a regular file" in _reason(result["report"], "zz-swapped.md")
+    assert not engine.store.file_chunks("zz-swapped.md")
+    _assert_nothing_else_lost(engine, result["report"])
+
+
 def test_a_note_turning_binary_keeps_its_last_good_chunks(good_notes, make_engine):
     """record_problem: a file that becomes unreadable keeps its previous chunks searchable."""
     engine = make_engine(good_notes)

@@ -25,6 +25,8 @@ from kbls.query.globs import glob_spec
 ALWAYS_SKIPPED_DIRS = {".git", "node_modules", ".hg", ".svn", "__pycache__", ".venv"}
 #: the problem of a symlink whose target the rules leave out (see `Scanner._left_out`).
 LEFT_OUT_TARGET = "symlink points to a file kbls leaves out (.git/, the store, excluded or git-ignored)"
+#: the problem of a FIFO, socket or device named like a note (never opened: a FIFO blocks).
+NOT_REGULAR = "not a regular file (FIFO, socket or device)"
 
 
 @dataclass(frozen=True)
@@ -213,7 +215,7 @@ class Scanner:
         if stat.S_ISDIR(st.st_mode):
             return None
         if not stat.S_ISREG(st.st_mode):  # a FIFO would block the reader; a device is no note
-            return Candidate(rel_path, abs_path, 0, 0, "not a regular file (FIFO, socket or device)")
+            return Candidate(rel_path, abs_path, 0, 0, NOT_REGULAR)
         return Candidate(rel_path, abs_path, st.st_size, st.st_mtime_ns)
 
     def walk(self) -> list[Candidate]:
