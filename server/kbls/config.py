@@ -141,15 +141,15 @@ class Config(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fields=Tr
 
 
 def _check_patterns(key: str, patterns: list[str]) -> None:
-    """Raise ValueError naming `key` and the first pattern pathspec cannot compile (`foo\\`):
+    """Raise ValueError naming `key` and the first pattern pathspec cannot compile (`foo\\`, `[z-a]`):
     it would otherwise fail every scan with a traceback."""
     try:
         glob_spec(patterns)
-    except GitIgnorePatternError:
+    except (GitIgnorePatternError, re.error):
         for pattern in patterns:
             try:
                 glob_spec([pattern])
-            except GitIgnorePatternError as exc:
+            except (GitIgnorePatternError, re.error) as exc:
                 raise ValueError(f"{key}: {pattern!r} is not a valid pattern ({exc}); expected gitignore-style globs") from None
         raise
 

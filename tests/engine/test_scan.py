@@ -139,7 +139,7 @@ def test_a_gitignore_line_that_cannot_be_compiled_is_passed_over_as_git_does(tmp
     `git status` lists exactly these three files of this tree."""
     _touch(tmp_path, "keep.md", "drafts/a.md", "notes/b.md", "sub/c.md", "sub/d.md")
     (tmp_path / ".gitignore").write_text("drafts/\nnotes\\\n")
-    (tmp_path / "sub" / ".gitignore").write_text("\\\nd.md\n")
+    (tmp_path / "sub" / ".gitignore").write_text("\\\n[z-a]\nd.md\n")  # `[z-a]`: a bad range
     assert _walk(tmp_path) == ["keep.md", "notes/b.md", "sub/c.md"]
 
 

@@ -107,8 +107,12 @@ def test_a_file_that_is_not_a_mapping_or_not_yaml_is_named(tmp_path: Path) -> No
         ("include: " + "[" * 3000 + "\n", "nested too deeply"),
         ("include: ['**/*.md', 'notes\\']\n", "include: 'notes\\\\' is not a valid pattern"),
         ("exclude: ['\\']\n", "exclude: '\\\\' is not a valid pattern"),
+        ("exclude: ['notes/[z-a].md']\n", "exclude: 'notes/[z-a].md' is not a valid pattern"),
     ],
-    ids=["impossible-date", "bad-int-tag", "bad-bool-tag", "nested-5000-deep", "bad-include-glob", "bad-exclude-glob"],
+    ids=[
+        "impossible-date", "bad-int-tag", "bad-bool-tag", "nested-5000-deep", "bad-include-glob", "bad-exclude-glob",
+        "bad-range-glob",
+    ],
 )
 def test_yaml_values_or_globs_that_cannot_be_built_are_config_errors(tmp_path: Path, text: str, named: str) -> None:
     """PyYAML raised ValueError/KeyError/RecursionError (not YAMLError) and pathspec its own

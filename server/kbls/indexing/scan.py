@@ -10,6 +10,7 @@ followed through symlinks, so a symlink loop cannot trap the walk.
 from __future__ import annotations
 
 import os
+import re
 import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -44,9 +45,9 @@ class _IgnoreFile:
     def __init__(self, lines: list[str]) -> None:
         try:
             self.spec = glob_spec(lines)
-        except GitIgnorePatternError:
+        except (GitIgnorePatternError, re.error):
             # Git passes over a line it cannot read (`notes\\`: a trailing backslash matches
-            # nothing); pathspec raises, which failed every scan of the root.
+            # nothing, `[z-a]`); pathspec raises, which failed every scan of the root.
             self.spec = glob_spec(line for line in lines if _readable(line))
         # Without `!` lines a match can only mean "ignored": match_file is a third cheaper.
         self._negates = any(pattern.include is False for pattern in self.spec.patterns)
@@ -62,7 +63,7 @@ def _readable(line: str) -> bool:
     """Whether pathspec can compile one `.gitignore` line."""
     try:
         pathspec.GitIgnoreSpec.from_lines([line])
-    except GitIgnorePatternError:
+    except (GitIgnorePatternError, re.error):
         return False
     return True
 
