@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
+from typing import Any
 
 import pytest
 from tests.support.corpus import write
@@ -84,7 +86,7 @@ def test_related_json(cli):
     assert status == 0 and "rust/ownership.md" not in [h["path"] for h in json.loads(out)]
 
 
-def test_related_at_line_0_exits_2(cli):
+def test_related_at_line_0_exits_2(cli: Any) -> None:
     """Lines are 1-based: `FILE:0` became line -1 and answered nothing, with exit 0."""
     cli("index")
     status, out, err = cli("related", str(cli.root / "rust/ownership.md") + ":0", "--json")
@@ -131,10 +133,10 @@ def test_eval_on_a_tiny_tsv(cli, tmp_path):
     ],
     ids=["missing", "no-header", "no-tab", "not-utf8", "a-folder"],
 )
-def test_eval_of_a_queries_file_it_cannot_read_exits_2(cli, tmp_path, content, named):
+def test_eval_of_a_queries_file_it_cannot_read_exits_2(cli: Any, tmp_path: Path, content: bytes | str | None, named: str) -> None:
     """Each died with a traceback (FileNotFoundError, ValueError, AttributeError...)."""
     queries = tmp_path / "q.tsv"
-    if content == "folder":
+    if isinstance(content, str):  # "folder"
         queries.mkdir()
     elif content is not None:
         queries.write_bytes(content)
@@ -163,7 +165,7 @@ def test_the_installed_command_exits_2_on_a_bad_config(tmp_path):
 
 
 @pytest.mark.parametrize("what", ["missing", "a-file.md"])
-def test_a_root_that_is_no_folder_exits_2_and_creates_no_store(tmp_path, what):
+def test_a_root_that_is_no_folder_exits_2_and_creates_no_store(tmp_path: Path, what: str) -> None:
     """`kbls index --root ~/notse` indexed nothing, exited 0 and left an empty store in the cache."""
     from tests.support.processes import assert_no_traceback, child_env, run_kbls
 

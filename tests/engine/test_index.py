@@ -10,12 +10,18 @@ import os
 import shutil
 import tempfile
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from kbls.config import Config
+from kbls.engine import Engine
 from kbls.results import IndexReport
+
+#: the `make_engine` and `note` fixtures (tests/engine/conftest.py), for the annotated tests.
+MakeEngine = Callable[..., Engine]
+WriteNote = Callable[..., object]
 
 SENTENCES = 5
 
@@ -283,7 +289,7 @@ def test_malformed_frontmatter_is_indexed_with_a_reason(good_notes, make_engine)
     _assert_nothing_else_lost(engine, report)
 
 
-def test_frontmatter_with_an_impossible_date_is_indexed_with_a_reason(good_notes, make_engine):
+def test_frontmatter_with_an_impossible_date_is_indexed_with_a_reason(good_notes: Path, make_engine: MakeEngine) -> None:
     # `date: 2024-02-30` made PyYAML raise ValueError: the whole note was skipped ("cannot parse").
     (good_notes / "trip.md").write_text("---\ndate: 2024-02-30\ntags: [trip]\n---\n# Glacier trip\n\nCrampons and an ice axe.\n")
     engine = make_engine(good_notes)
@@ -293,7 +299,9 @@ def test_frontmatter_with_an_impossible_date_is_indexed_with_a_reason(good_notes
     _assert_nothing_else_lost(engine, report)
 
 
-def test_a_note_an_older_kbls_could_not_parse_is_read_again_by_the_next_full_scan(good_notes, make_engine):
+def test_a_note_an_older_kbls_could_not_parse_is_read_again_by_the_next_full_scan(
+    good_notes: Path, make_engine: MakeEngine
+) -> None:
     # What a kbls whose parser raised on this note recorded (same size and mtime): the note must
     # not wait for an edit once a fixed kbls runs.
     engine = make_engine(good_notes)
@@ -428,7 +436,7 @@ def test_an_unreadable_file_is_skipped_with_a_reason(make_engine):
         shutil.rmtree(base, ignore_errors=True)
 
 
-def test_a_folder_that_cannot_be_listed_keeps_its_notes(make_engine):
+def test_a_folder_that_cannot_be_listed_keeps_its_notes(make_engine: MakeEngine) -> None:
     """A folder (or the root) the indexing user may not list, or that fails with an I/O error:
     os.walk passed over it silently, so the full scan took its notes for deleted and dropped
     them and their vectors (a permission slip or a flaky mount emptied the index)."""
@@ -490,7 +498,7 @@ def test_a_fifo_named_like_a_note_does_not_hang_the_run(good_notes, make_engine)
     _assert_nothing_else_lost(engine, result["report"])
 
 
-def test_a_note_swapped_for_a_fifo_after_the_scan_does_not_hang_the_run(good_notes, make_engine):
+def test_a_note_swapped_for_a_fifo_after_the_scan_does_not_hang_the_run(good_notes: Path, make_engine: MakeEngine) -> None:
     """The scan stats a regular file; if a FIFO takes its name before it is read, `open` blocked
     the run (and with it the daemon's indexing of the root) until some writer came."""
     (good_notes / "zz-swapped.md").write_text("# Swapped\n\nsoon a pipe\n")
@@ -549,7 +557,7 @@ def test_a_second_writer_gets_busy_instead_of_waiting(root, note, make_engine, t
     assert second.index(wait=False).changed == 1
 
 
-def test_kbls_index_says_it_waits_for_another_writer(root, note, tmp_path):
+def test_kbls_index_says_it_waits_for_another_writer(root: Path, note: WriteNote, tmp_path: Path) -> None:
     """`kbls index` waited on the store's writer lock without a word (a daemon indexing, or a
     `kbls index` stopped with Ctrl+Z): it looked hung."""
     import fcntl
@@ -583,7 +591,7 @@ def test_kbls_index_says_it_waits_for_another_writer(root, note, tmp_path):
     assert proc.returncode == 0 and "1 files written" in rest, rest
 
 
-def test_ctrl_c_during_kbls_index_says_what_is_kept(root, note, tmp_path):
+def test_ctrl_c_during_kbls_index_says_what_is_kept(root: Path, note: WriteNote, tmp_path: Path) -> None:
     """Ctrl-C left `kbls index` silent (exit 130, no word on what was kept)."""
     import fcntl
     import select
