@@ -10,7 +10,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kbls.config import ChunkConfig
-from kbls.indexing.chunk import BREADCRUMB_SEP, Chunker, embedded_text
+from kbls.indexing.chunk import (
+    BREADCRUMB_SEP,
+    MIN_OPENING_TOKENS,
+    OPENING_TOKENS,
+    Chunker,
+    embedded_text,
+    opening_words,
+)
 from kbls.indexing.parse import parse_note
 
 # -- generated notes -------------------------------------------------------------------------
@@ -124,7 +131,8 @@ def test_line_ranges_point_at_the_chunk_text(tokenizer_only, text, config):
     """Every line of a chunk's body is (a piece of) a source line inside its range."""
     lines = text.split("\n")
     note = parse_note("n.md", text)
-    for chunk in Chunker(tokenizer_only, config).chunk(note):
+    opening = opening_words(note)
+    for index, chunk in enumerate(Chunker(tokenizer_only, config).chunk(note)):
         assert 0 <= chunk.start_line <= chunk.end_line < len(lines)
         window = lines[chunk.start_line : chunk.end_line + 1]
         for body_line in chunk.body.split("\n"):
@@ -132,9 +140,16 @@ def test_line_ranges_point_at_the_chunk_text(tokenizer_only, text, config):
         if note.title_from_name:
             # A title taken from the file name stays out of the embedded text (renames are free).
             crumb = chunk.breadcrumb.split(BREADCRUMB_SEP, 1)[1] if BREADCRUMB_SEP in chunk.breadcrumb else ""
-            assert chunk.text == (embedded_text(crumb, chunk.body) if crumb else chunk.body)
         else:
-            assert chunk.text == embedded_text(chunk.breadcrumb, chunk.body)
+            crumb = chunk.breadcrumb
+        if chunk.text == embedded_text(crumb, chunk.body):
+            continue
+        # Otherwise a later chunk with the note's opening words between breadcrumb and body.
+        assert index > 0, chunk.text
+        head = chunk.text[: len(chunk.text) - len(chunk.body) - 2]
+        context = head[len(crumb) + 1 :] if crumb else head
+        assert chunk.text == embedded_text(crumb, chunk.body, context)
+        assert context and opening.startswith(context), (context, opening)
 
 
 # -- specific behaviours ---------------------------------------------------------------------
@@ -148,8 +163,52 @@ def test_breadcrumb_is_title_section_subsection(tokenizer_only):
     chunks = Chunker(tokenizer_only).chunk(parse_note("guide.md", text))
     crumbs = [c.breadcrumb for c in chunks]
     assert crumbs == ["Guide", "Guide > Setup", "Guide > Setup > Linux"]
-    assert all(c.text.startswith(c.breadcrumb + "\n\n") for c in chunks)
+    assert chunks[0].text.startswith("Guide\n\n")
+    # Later chunks: breadcrumb, the note's opening words, a blank line, the body.
+    opening = opening_words(parse_note("guide.md", text))
+    assert opening.startswith("The intro sentence number 0")
+    for chunk in chunks[1:]:
+        assert chunk.text.startswith(chunk.breadcrumb + "\n")
+        context = chunk.text[len(chunk.breadcrumb) + 1 : len(chunk.text) - len(chunk.body) - 2]
+        assert context and opening.startswith(context)
     assert BREADCRUMB_SEP == " > "
+
+
+def test_later_chunks_embed_the_notes_opening_words_within_the_models_limit(tokenizer_only):
+    """The first chunk holds the opening and is left as it is; every later one embeds the
+    opening's first `OPENING_TOKENS` tokens (headings left out), or as many as its room allows,
+    or none when fewer than `MIN_OPENING_TOKENS` fit."""
+    intro = "Sourdough needs a lively starter fed twice a day at room temperature before baking. " * 3
+    text = f"# Bread\n\n{intro}\n\n## Shaping\n\n{_para('shaping', 14)}\n\n## Baking\n\n{_para('baking', 3)}\n"
+    chunker = Chunker(tokenizer_only)
+    chunks = chunker.chunk(parse_note("bread.md", text))
+    assert len(chunks) >= 3
+    assert "Bread" not in opening_words(parse_note("bread.md", text))
+    assert chunks[0].text == embedded_text("Bread", chunks[0].body)
+    limit = _budget(chunker)
+    specials = tokenizer_only.count_tokens([""])[0]
+    for chunk in chunks[1:]:
+        plain = embedded_text(chunk.breadcrumb, chunk.body)
+        plain_tokens = tokenizer_only.count_tokens([plain])[0]
+        room = limit - plain_tokens
+        if room < MIN_OPENING_TOKENS:
+            assert chunk.text == plain
+            continue
+        context = chunk.text[len(chunk.breadcrumb) + 1 : len(chunk.text) - len(chunk.body) - 2]
+        context_tokens = tokenizer_only.count_tokens([context])[0] - specials
+        assert context_tokens == min(OPENING_TOKENS, room), (context, room)
+        assert context.startswith("Sourdough needs a lively starter")
+        assert chunk.tokens == tokenizer_only.count_tokens([chunk.text])[0] <= limit
+    # At least one chunk had room for the whole opening: the short last section.
+    assert any(len(c.text) > len(embedded_text(c.breadcrumb, c.body)) + 60 for c in chunks[1:])
+
+
+def test_a_note_of_one_chunk_or_without_text_embeds_no_opening(tokenizer_only):
+    chunker = Chunker(tokenizer_only)
+    single = chunker.chunk(parse_note("one.md", "# One\n\nA short note about tea.\n"))
+    assert [c.text for c in single] == ["One\n\n# One\nA short note about tea."]
+    headings_only = parse_note("h.md", "# A\n\n## B\n\n## C\n")
+    assert opening_words(headings_only) == ""
 
 
 def test_fenced_code_is_kept_whole_where_it_fits(tokenizer_only):

@@ -59,10 +59,28 @@ def test_editing_one_paragraph_re_embeds_only_that_sections_chunks(root, note, m
     report = engine.index()
     embedded = counter.take()
     assert report.embedded == len(embedded) == len(section_7)
-    assert all(text.startswith("Handbook > Section 7\n\n") for text in embedded)
+    # Breadcrumb, then the note's opening words (kbls.indexing.chunk.OPENING_TOKENS), then the body.
+    assert all(text.startswith("Handbook > Section 7\nThe handbook of the twenty subsystems") for text in embedded)
     assert all("An edited sentence appears here now." in text for text in embedded)
     assert report.reused == first.chunks - len(section_7)
     assert report.chunks == first.chunks
+
+
+def test_editing_a_notes_opening_re_embeds_the_chunks_that_carry_it(root, note, make_engine, count_embedded):
+    """Every chunk after the first embeds the note's opening words: changing them changes
+    what those chunks mean, so all of them are embedded again; the rest of the store is not."""
+    note("handbook.md", _twenty_sections())
+    note("other.md", "# Other\n\nA second note about something else entirely.\n")
+    engine = make_engine(root)
+    counter = count_embedded(engine)
+    first = engine.index()
+    counter.take()
+    note("handbook.md", _twenty_sections().replace("twenty subsystems", "twenty parts"))
+    report = engine.index()
+    embedded = counter.take()
+    handbook = engine.store.file_chunks("handbook.md")
+    assert report.embedded == len(embedded) == len(handbook) == first.chunks - 1
+    assert all("The handbook of the twenty parts" in text for text in embedded)
 
 
 def test_an_unchanged_re_index_embeds_nothing(root, note, make_engine, count_embedded):

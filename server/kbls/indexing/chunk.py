@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 from kbls.config import ChunkConfig
@@ -23,11 +23,20 @@ from kbls.indexing.parse import ParsedNote, Section
 #: `chunking`) and the next full scan re-chunks every note of a store built by another version.
 #: 2: `aliases:` given as one string is split on commas only ("Sleep hygiene" is one alias).
 #: 3: links: `[x](<a b.md>)` and titles in '…' or (…) are read, wiki targets kept as `name_key`.
-CHUNKING_VERSION = 3
+#: 4: a chunk after a note's first embeds the note's opening words (`OPENING_TOKENS`).
+CHUNKING_VERSION = 4
 BREADCRUMB_SEP = " > "
 #: tiny sections merge only while the result stays under this share of the budget, so line
 #: ranges stay precise (measured on the eval set: 0.5 lifted semantic nDCG@10 0.787 -> 0.801).
 MERGE_CAP = 0.5
+#: a chunk after a note's first carries the note's opening words, up to this many tokens (about
+#: a sentence), between its breadcrumb and its body in the embedded text: cut from the middle of
+#: a note, a section no longer says what the note is about. Measured in docs/adr/0003-ranking.md
+#: ("A chunk in its note's context"): 16-24 tokens lifted both shared sets, 32-40 less so.
+OPENING_TOKENS = 24
+#: an opening that would have to be cut shorter than this (a chunk already near the model's
+#: limit) is left out: a few words say nothing.
+MIN_OPENING_TOKENS = 4
 #: texts tokenized per call when counting: bounds the tokenizer's memory on huge notes.
 COUNT_SLICE = 1024
 #: a text longer than this many characters per token of room cannot fit: it is split by lines
@@ -71,8 +80,26 @@ def text_hash(text: str) -> str:
     return content_hash(text.encode("utf-8"))
 
 
-def embedded_text(breadcrumb: str, body: str) -> str:
-    return f"{breadcrumb}\n\n{body}"
+def embedded_text(breadcrumb: str, body: str, context: str = "") -> str:
+    """What the model embeds for a chunk: its breadcrumb and its note's opening (each where
+    there is one), a blank line, the body."""
+    head = "\n".join(part for part in (breadcrumb, context) if part)
+    return f"{head}\n\n{body}" if head else body
+
+
+def opening_words(note: ParsedNote) -> str:
+    """The first words of the note's text (headings left out), whitespace collapsed; at least
+    `OPENING_TOKENS` tokens where the note has them (a word is one token or more)."""
+    words: list[str] = []
+    for section in note.sections:
+        for block in section.blocks:
+            if block.is_heading:
+                continue
+            # A CJK paragraph is one "word": bound what is kept before it is tokenized.
+            words.extend(word[: OPENING_TOKENS * 8] for word in block.text.split()[:OPENING_TOKENS])
+            if len(words) >= OPENING_TOKENS:
+                return " ".join(words[:OPENING_TOKENS])
+    return " ".join(words)
 
 
 class Chunker:
@@ -190,7 +217,29 @@ class Chunker:
             groups = self._pack(self._pieces(section, room), room)
             for group in groups:
                 drafts.append((crumb, group, len(groups) == 1))
-        return self._finish(self._merge_tiny(drafts), embed_title=not note.title_from_name)
+        chunks = self._finish(self._merge_tiny(drafts), embed_title=not note.title_from_name)
+        return self._in_context(chunks, opening_words(note))
+
+    def _in_context(self, chunks: list[Chunk], opening: str) -> list[Chunk]:
+        """Every chunk but the first (which holds the opening) embeds the note's opening words,
+        as many of `OPENING_TOKENS` as its room under the model's limit allows."""
+        if len(chunks) < 2 or not opening:
+            return chunks
+        token_ends = [end for _, end in self.counter.split_by_tokens(opening, 1)]
+        limit = min(self.config.max_tokens, self.counter.max_tokens)
+        placed: list[tuple[int, str]] = []
+        for index, chunk in enumerate(chunks[1:], start=1):
+            take = min(OPENING_TOKENS, len(token_ends), limit - chunk.tokens)
+            if take < MIN_OPENING_TOKENS:
+                continue
+            head = chunk.text[: len(chunk.text) - len(chunk.body)].removesuffix("\n\n")
+            placed.append((index, embedded_text(head, chunk.body, opening[: token_ends[take - 1]])))
+        counts = self._count_with_specials([self.counter.passage_prefix + text for _, text in placed])
+        out = list(chunks)
+        for (index, text), tokens in zip(placed, counts, strict=True):
+            if tokens <= limit:  # counts are not exactly additive: the rare overshoot goes without
+                out[index] = replace(out[index], text=text, hash=text_hash(text), tokens=tokens)
+        return out
 
     def _merge_tiny(self, drafts: list[tuple[list[str], list[_Piece], bool]]) -> list[tuple[list[str], list[_Piece]]]:
         """Merge a tiny section's lone chunk into the next section's first chunk when it fits."""
@@ -222,7 +271,7 @@ class Chunker:
         for crumb, group in drafts:
             embedded_crumb = BREADCRUMB_SEP.join(crumb if embed_title else crumb[1:])
             body = "\n".join(p.text for p in group)
-            texts.append(embedded_text(embedded_crumb, body) if embedded_crumb else body)
+            texts.append(embedded_text(embedded_crumb, body))
         counts = self._count_with_specials([self.counter.passage_prefix + t for t in texts])
         limit = min(self.config.max_tokens, self.counter.max_tokens)
         for (crumb, group), text, tokens in zip(drafts, texts, counts, strict=True):
