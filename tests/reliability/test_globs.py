@@ -10,11 +10,16 @@ time, and mean exactly what the same line means in `.kbls.yaml` include/exclude 
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import pathspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pygls.exceptions import JsonRpcException
+from tests.support.corpus import write, write_config
+from tests.support.lsp_client import LspSession
+from tests.support.processes import assert_no_traceback, run_kbls
 
 from kbls.errors import QueryError
 from kbls.query.globs import check_glob, filter_pattern, glob_matches
@@ -67,9 +72,33 @@ def test_the_dialect_on_the_cases_of_issue_9(pattern: str, path: str, expected: 
     assert glob_matches(pattern, path) is expected
 
 
-def test_an_invalid_glob_is_a_query_error() -> None:
+@pytest.mark.parametrize("pattern", ["notes/[ab", "notes/[z-a].md"])
+def test_an_invalid_glob_is_a_query_error(pattern: str) -> None:
+    """`[z-a]` passes pathspec and fails in `re` (re.error: a traceback before)."""
     with pytest.raises(QueryError, match="not a valid glob"):
-        check_glob("notes/[ab")
+        check_glob(pattern)
+
+
+def test_kbls_search_with_a_bad_range_in_a_path_filter_exits_2(tmp_path: Path) -> None:
+    root = tmp_path / "kb"
+    write(root, "notes/a.md", "# A\n\nSome text.\n")
+    done = run_kbls(["search", "path:notes/[z-a].md text", "--root", str(root), "--store", str(tmp_path / "s")], tmp_path)
+    assert_no_traceback(done)
+    assert done.returncode == 2, done.stderr
+    assert "path filter 'notes/[z-a].md' is not a valid glob" in done.stderr, done.stderr
+
+
+def test_kb_search_with_a_bad_range_in_a_path_filter_is_an_invalid_params_error(tmp_path: Path) -> None:
+    root = tmp_path / "kb"
+    write(root, "notes/a.md", "# A\n\nSome text.\n")
+    write_config(root)
+    with LspSession([root], tmp_path) as daemon:
+        daemon.wait_ready()
+        for params in ({"query": "path:notes/[z-a].md text"}, {"query": "text", "filters": {"paths": ["notes/[z-a].md"]}}):
+            with pytest.raises(JsonRpcException, match="not a valid glob") as raised:
+                daemon.request("kb/search", params)
+            assert raised.value.code == -32602, raised.value
+        assert daemon.alive() and daemon.search("some text").hits, daemon.log_tail()
 
 
 def test_a_backtracking_bomb_of_a_filter_matches_in_bounded_time() -> None:

@@ -67,7 +67,7 @@ def _matcher(pattern: str) -> Callable[[str], object | None]:
     """The `search` method of the pattern's compiled regex (called per row: no wrapper)."""
     try:
         compiled = GitIgnoreSpecPattern(filter_pattern(pattern))
-    except GitIgnorePatternError as exc:
+    except (GitIgnorePatternError, re.error) as exc:  # re.error: a range pathspec passes on (`[z-a]`)
         raise QueryError(f"path filter {pattern!r} is not a valid glob: {exc}") from None
     if compiled.include is None or compiled.regex is None:
         if pattern.strip():  # pathspec drops a line it cannot parse (`a[`)
