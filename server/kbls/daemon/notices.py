@@ -11,7 +11,7 @@ from kbls.daemon.answers import SafeListener
 from kbls.daemon.jobs import Job, Outcome
 from kbls.daemon.roots import Root, RootRegistry
 from kbls.daemon.status import StatusReporter
-from kbls.errors import StoreFullError
+from kbls.errors import StoreFullError, StoreReadOnlyError
 from kbls.results import IndexReport
 
 log = logging.getLogger(__name__)
@@ -44,7 +44,7 @@ class JobNotices:
         log.error("indexing %s failed (retry in %s s): %s", root.folder, delay, reason)
         if first:  # one message per episode; kb/status keeps the reason
             if outcome is Outcome.FULL:
-                when = "once space is freed" if isinstance(error, StoreFullError) else "when the other process is done"
+                when = _when_indexing_resumes(error)
                 text = f"kbls: {reason}. Searches answer from what is indexed; indexing resumes {when}."
             else:
                 text = (
@@ -69,3 +69,12 @@ class JobNotices:
         for skipped in report.skipped:
             self._listener.log(logging.WARNING, f"kbls: {skipped.path}: {skipped.reason}")
         self._reporter.emit(force=True)
+
+
+def _when_indexing_resumes(error: Exception | None) -> str:
+    """What the user waits for after a job the store refused (read-only is a `StoreFullError` too)."""
+    if isinstance(error, StoreReadOnlyError):
+        return "once the store can be written again"
+    if isinstance(error, StoreFullError):
+        return "once space is freed"
+    return "when the other process is done"
