@@ -320,3 +320,34 @@ def test_a_markdown_link_label_from_a_title_with_brackets_is_still_a_link(
     (ref,) = links_in([line])
     assert (ref.start, ref.end, found.label) == (0, len(line), "Arrays draft")
     assert [t.path for t in engine.links.resolve("today.md", [ref], [line])[0]] == ["arrays.md"]
+
+
+def test_a_note_swapped_for_a_fifo_after_its_check_is_not_read(tmp_path: Path) -> None:
+    """`read_lines` checks `is_file` and then opens: a FIFO taking the name in between blocked the
+    request thread (link resolution, heading lookups) forever on `open`."""
+    import os
+    import threading
+
+    from kbls.retrieval.links import LinkResolver
+
+    note = tmp_path / "swapped.md"
+    note.write_text("# Swapped\n")
+    resolver = LinkResolver(tmp_path)
+    checked = resolver.inside
+
+    def inside_then_swap(rel: str) -> Path | None:
+        found = checked(rel)  # a regular file when checked
+        note.unlink()
+        os.mkfifo(note)
+        return found
+
+    resolver.inside = inside_then_swap  # type: ignore[method-assign]  # the swap lands between check and open
+    result: list[list[str] | None] = []
+    reader = threading.Thread(target=lambda: result.append(resolver.read_lines("swapped.md", 4096)), daemon=True)
+    reader.start()
+    reader.join(timeout=10)
+    if reader.is_alive():
+        with open(note, "wb"):  # unblock the reader so the suite can go on
+            pass
+        pytest.fail("read_lines blocked on a FIFO swapped in after its check")
+    assert result == [None]

@@ -91,3 +91,29 @@ def test_big_or_binary_files_are_refused(tmp_path: Path) -> None:
         read_lines(big, None, None, 100)
     with pytest.raises(ValueError, match="binary"):
         read_lines(binary, None, None, 100)
+
+
+def test_a_fifo_in_place_of_the_note_is_refused_without_blocking(tmp_path: Path) -> None:
+    """`read_note` checks `is_file` before `read_lines` opens it: a FIFO swapped in between
+    blocked the MCP tool call forever on `open`."""
+    import os
+    import threading
+
+    fifo = tmp_path / "n.md"
+    os.mkfifo(fifo)
+    raised: list[BaseException] = []
+
+    def read() -> None:
+        try:
+            read_lines(fifo, None, None, 1000)
+        except (OSError, ValueError) as exc:
+            raised.append(exc)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    reader.join(timeout=10)
+    if reader.is_alive():
+        with open(fifo, "wb"):  # unblock the reader so the suite can go on
+            pass
+        pytest.fail("read_lines blocked on a FIFO")
+    assert len(raised) == 1 and isinstance(raised[0], ValueError) and "not a regular file" in str(raised[0])

@@ -13,8 +13,6 @@ their vectors.
 from __future__ import annotations
 
 import logging
-import os
-import stat
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -30,7 +28,7 @@ from kbls.indexing.chunk import Chunker
 from kbls.indexing.embed import Embedder
 from kbls.indexing.parse import parse_note
 from kbls.indexing.scan import NOT_REGULAR, Candidate, Scanner
-from kbls.indexing.text import decode_text
+from kbls.indexing.text import decode_text, read_regular
 from kbls.results import IndexReport, Skipped
 from kbls.storage.records import ChunkRecord, FileRow, NoteRecord
 from kbls.storage.store import Store
@@ -194,7 +192,7 @@ class IndexPipeline:
             skip(f"{TOO_LARGE} ({candidate.size} > {limit} bytes)")
             return None
         try:
-            data = _read_regular(candidate.abs_path, limit + 1)
+            data = read_regular(candidate.abs_path, limit + 1)
         except FileNotFoundError:
             return None  # deleted between listing and reading: the next scan drops it
         except OSError as exc:
@@ -243,17 +241,6 @@ class IndexPipeline:
         if record.warning:
             report.skipped.append(Skipped(rel, f"indexed with a problem: {record.warning}"))
         return PreparedNote(record, {chunk.hash: chunk.text for chunk in chunks})
-
-
-def _read_regular(path: Path, at_most: int) -> bytes | None:
-    """Up to `at_most` bytes of `path`; None when it is not a regular file. Opened without
-    blocking and checked on the open file: a note swapped for a FIFO after the scan's stat
-    would have blocked the run forever on `open`."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        return handle.read(at_most)
 
 
 #: how the skip reasons that no edit of the file may undo begin (see `_changed`).

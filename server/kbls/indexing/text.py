@@ -2,12 +2,16 @@
 
 One function for every reader (the indexer, MCP's read_note), so a note that can be found can
 also be read. Newlines are normalised to `\\n`: line numbers are counted on that text.
+`read_regular` is the one way every reader opens a note's file (the indexer, links, MCP).
 """
 
 from __future__ import annotations
 
 import codecs
+import os
+import stat
 from dataclasses import dataclass
+from pathlib import Path
 
 #: byte order marks, UTF-32 first: the UTF-32-LE mark begins with the UTF-16-LE one.
 _BOMS = (
@@ -40,3 +44,17 @@ def decode_text(data: bytes) -> DecodedText | None:
         label = "UTF-8" if encoding == "utf-8-sig" else encoding.upper()
         warning = f"invalid {label} at byte {exc.start}; undecodable bytes were replaced"
     return DecodedText(text.replace("\r\n", "\n").replace("\r", "\n"), warning)
+
+
+def read_regular(path: Path, at_most: int) -> bytes | None:
+    """Up to `at_most` bytes of `path`; None when it is not a regular file. Opened without
+    blocking and checked on the open file: a note swapped for a FIFO after a caller's stat or
+    `is_file` would have blocked the reader forever on `open`.
+
+    :raises OSError: when the file cannot be opened or read.
+    """
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        return handle.read(at_most)

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 
 from kbls.errors import OutsideRootError
-from kbls.indexing.text import decode_text
+from kbls.indexing.text import decode_text, read_regular
 
 #: most lines and characters one `read_note` returns; the result says where to read on.
 MAX_NOTE_LINES = 400
@@ -71,8 +71,9 @@ def read_lines(file: Path, start_line: int | None, end_line: int | None, max_byt
 
     :raises OSError: when the file cannot be read; ValueError for a range outside the file.
     """
-    with open(file, "rb") as handle:
-        data = handle.read(max_bytes + 1)
+    data = read_regular(file, max_bytes + 1)  # a FIFO swapped in after the caller's check must not block
+    if data is None:
+        raise ValueError("not a regular file (FIFO, socket or device); kbls does not read it")
     if len(data) > max_bytes:
         raise ValueError(f"the file is larger than max_file_bytes ({max_bytes} bytes); kbls does not index it")
     decoded = decode_text(data)  # as the indexer reads it: UTF-8, or UTF-16/32 with a BOM

@@ -29,7 +29,7 @@ from urllib.parse import quote
 
 from kbls.indexing.linkforms import WIKI_NAME_STOPS, folder_keys, name_key, path_keys
 from kbls.indexing.parse import MAX_FRONTMATTER_LINES
-from kbls.indexing.text import decode_text
+from kbls.indexing.text import decode_text, read_regular
 from kbls.notepath import note_stem
 from kbls.retrieval.linksyntax import FENCE, LinkKind, LinkRef, heading_text, links_in
 from kbls.storage.records import NoteName
@@ -339,9 +339,10 @@ class LinkResolver:
         if found is None:
             return None
         try:
-            with found.open("rb") as handle:
-                data = handle.read(limit)
+            data = read_regular(found, limit)  # a FIFO swapped in after `inside` must not block
         except OSError:
+            return None
+        if data is None:
             return None
         decoded = decode_text(data)
         return decoded.text.split("\n") if decoded is not None else None
