@@ -25,6 +25,10 @@ class StoreReadOnlyError(StoreFullError):
     """The store's disk or file is read-only: it is fine and can still be read, never set aside."""
 
 
+class StoreTooNewError(StoreError):
+    """The store was written by a newer kbls (a later schema): left as it is, never set aside."""
+
+
 class StoreBusyError(StoreError):
     """Another process held the store's write lock past the busy timeout; the store is fine."""
 

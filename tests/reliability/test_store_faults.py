@@ -1,9 +1,12 @@
 """Issue 6, "Corrupt or foreign store": detected at start, told in plain words, rebuilt.
 
-Four damages: a truncated store file, a file of garbage, a store of another schema version
-and a store made with another model. Each is met by the CLI (`kbls index`, `kbls search`,
+Four damages: a truncated store file, a file of garbage, a store of an older schema version
+no migration reads and a store made with another model. Each is met by the CLI (`kbls index`, `kbls search`,
 `kbls status`: a `kbls: ...` line on stderr, never a traceback) and by the daemon (a
 `window/showMessage`, then it serves a rebuilt index).
+
+A store of a later schema (written by a newer kbls) is not damaged: it is refused and left as it
+is (setting it aside stranded the newer index and re-embedded everything at each switch).
 """
 
 from __future__ import annotations
@@ -20,6 +23,8 @@ from tests.support.lsp_client import LspSession
 from tests.support.processes import assert_no_traceback, run_kbls
 from tests.support.store_check import check_store, connect
 
+from kbls import __version__
+from kbls.storage.schema import SCHEMA_VERSION
 from kbls.storage.store import STORE_FILE
 
 FIXTURES = REPO / "tests" / "fixtures" / "notes"
@@ -36,10 +41,14 @@ def _garbage(store: Path) -> None:
     (store / STORE_FILE).write_bytes(os.urandom(64 * 1024))
 
 
-def _other_schema(store: Path) -> None:
+def _set_meta(store: Path, key: str, value: str) -> None:
     conn = connect(store)
-    conn.execute("UPDATE meta SET value = '999' WHERE key = 'schema_version'")
+    conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
     conn.close()
+
+
+def _other_schema(store: Path) -> None:
+    _set_meta(store, "schema_version", "0")  # older than every migration
 
 
 def _other_model(store: Path) -> None:
@@ -180,3 +189,59 @@ def test_read_only_commands_on_a_never_indexed_root_create_no_store(tmp_path: Pa
         assert "files:     0" in proc.stdout
     if command[0] == "search":
         assert "run `kbls index` first" in proc.stderr
+
+
+def _newer(store: Path) -> bytes:
+    """Make the store one a newer kbls wrote; returns its bytes (it must stay as it is)."""
+    _set_meta(store, "schema_version", str(SCHEMA_VERSION + 1))
+    _set_meta(store, "kbls_version", "9.9.0")
+    return (store / STORE_FILE).read_bytes()
+
+
+def _says_newer(text: str) -> bool:
+    return (
+        f"kbls 9.9.0 (store schema version {SCHEMA_VERSION + 1})" in text
+        and f"this kbls {__version__} reads schema version {SCHEMA_VERSION}" in text
+        and "kbls index --rebuild" in text and "upgrade" in text
+    )
+
+
+def test_cli_refuses_a_store_of_a_newer_kbls_and_leaves_it_as_it_is(indexed: tuple[Path, Path], tmp_path: Path) -> None:
+    root, store = indexed
+    before = _newer(store)
+    for command in (["index"], ["index", "--force"], ["search", "ownership"], ["status"]):
+        proc = run_kbls([*command, "--root", str(root)], tmp_path)
+        assert_no_traceback(proc)
+        assert proc.returncode == 1 and _says_newer(proc.stderr), (command, proc.stderr)
+    assert (store / STORE_FILE).read_bytes() == before, "the newer store was changed"
+    assert not list(store.glob(f"{STORE_FILE}.*-*")), "the newer store was set aside"
+    proc = run_kbls(["index", "--root", str(root), "--rebuild"], tmp_path)  # the way out it names
+    assert proc.returncode == 0, proc.stderr
+    assert check_store(store, root, full_scan_done=True).chunks == _expected_chunks(tmp_path, root)
+
+
+def test_daemon_lists_a_root_with_a_newer_store_as_refused_and_stays_up(
+    indexed: tuple[Path, Path], tmp_path: Path
+) -> None:
+    root, store = indexed
+    before = _newer(store)
+    other = tmp_path / "other"
+    shutil.copytree(FIXTURES / "rust", other)
+    write_config(other)
+    with LspSession([root, other], tmp_path) as daemon:
+        def refused() -> str | None:
+            listed = next((r for r in daemon.status().roots if r.uri == root.as_uri()), None)
+            return listed.error if listed is not None and listed.error else None
+
+        error = daemon.wait_for(refused, 90, "the root listed as refused")
+        assert _says_newer(error), error
+        assert any(_says_newer(m) for m in daemon.shown()), daemon.shown()
+        daemon.wait_for(  # the other root is served meanwhile (the state stays `error`)
+            lambda: any(r.uri == other.as_uri() and r.files > 0 for r in daemon.status().roots)
+            and daemon.status().queue == 0, 120, "the other root to be indexed",
+        )
+        hits = daemon.search("who owns a value after it is moved").hits
+        assert daemon.alive() and hits and hits[0].uri.startswith(other.as_uri()), hits
+        assert "Traceback" not in daemon.log_tail(400)
+    assert (store / STORE_FILE).read_bytes() == before, "the newer store was changed"
+    assert not list(store.glob(f"{STORE_FILE}.*-*")), "the newer store was set aside"

@@ -2,8 +2,11 @@
 
 `ensure_schema` runs when a store opens for writing: it creates what is missing, migrates an
 older schema in place (each step in the transaction that records it) and refuses a store it
-cannot serve: another schema, another model, another workspace root. `read_schema` does the
-checks without writing. The FTS5 table is defined in `kbls.storage.fts`.
+cannot serve: another schema, another model, another workspace root. A store of a later schema
+(a newer kbls wrote it) is refused before anything is written, and never taken for a damaged one:
+setting it aside would strand the newer index and re-embed every note at each switch between
+two kbls versions. `read_schema` does the checks without writing. The FTS5 table is defined in
+`kbls.storage.fts`.
 
 `meta` keys: schema_version, model_id, dimension, model_sha256, created_at; `root` (the
 workspace root whose index this is: two roots that name one `store:` must not mix their notes)
@@ -11,7 +14,8 @@ and `generation` (a random token of this store file, so a store deleted and crea
 told apart from the one a process opened even when the file system reuses the inode);
 `chunking` (the fingerprint of the parser/chunker version and chunk settings the notes were last
 chunked under, written by a complete full scan: a store without it, or with another, has every
-note re-chunked by the next full scan; see `kbls.indexing.chunk.CHUNKING_VERSION`).
+note re-chunked by the next full scan; see `kbls.indexing.chunk.CHUNKING_VERSION`);
+`kbls_version` (the kbls that last opened it for writing, named when an older kbls refuses it).
 """
 
 from __future__ import annotations
@@ -23,7 +27,8 @@ from collections.abc import Callable
 from pathlib import Path
 from textwrap import dedent
 
-from kbls.errors import CorruptStoreError, ModelMismatchError, StoreError, StoreRootMismatchError
+from kbls import __version__
+from kbls.errors import CorruptStoreError, ModelMismatchError, StoreError, StoreRootMismatchError, StoreTooNewError
 from kbls.notepath import file_stem
 from kbls.storage.connection import Connection, ConnectionPool
 from kbls.storage.fts import FTS_TABLE_SQL
@@ -129,7 +134,8 @@ def ensure_schema(
     :param check: run `PRAGMA quick_check` first (a daemon opening a store it did not create).
     :param root: the workspace root opening the store (None: a tool that does not index).
     :returns: the `meta` table after creation and migration.
-    :raises CorruptStoreError: damaged, or of a schema this version cannot migrate.
+    :raises CorruptStoreError: damaged, or of an older schema this version cannot migrate.
+    :raises StoreTooNewError: written by a newer kbls; nothing was written to it.
     :raises ModelMismatchError: the store holds vectors of another model or dimension.
     :raises StoreRootMismatchError: the store holds the index of another root that still exists.
     """
@@ -143,6 +149,8 @@ def ensure_schema(
     if str(mode).lower() != "wal" and pool.uri is None:  # an in-memory store has no WAL
         log.warning("store %s: journal mode is %s, not WAL", path, mode)
     with pool.atomic() as c:
+        if c.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'").fetchone():
+            refuse_newer(path, read_meta(c))  # before this version's tables touch a later schema
         for statement in SCHEMA.split(";"):
             if statement.strip():
                 c.execute(statement)
@@ -177,6 +185,8 @@ def ensure_schema(
             _set_meta(c, meta, "root", str(root))
         if "generation" not in meta:  # stores of earlier versions: given one on first open
             _set_meta(c, meta, "generation", uuid.uuid4().hex)
+        if meta.get("kbls_version") != __version__:
+            _set_meta(c, meta, "kbls_version", __version__)
     return meta
 
 
@@ -221,8 +231,28 @@ def _set_meta(c: Connection, meta: dict[str, str], key: str, value: str) -> None
     meta[key] = value
 
 
+def refuse_newer(path: Path, meta: dict[str, str]) -> None:
+    """Refuse a store of a later schema: what to do is the user's call (use the newer kbls, or
+    start over), as for a store of another model.
+
+    :raises StoreTooNewError: naming both versions and both ways out.
+    """
+    version = meta.get("schema_version", "")
+    if not version.isdigit() or int(version) <= SCHEMA_VERSION:
+        return
+    writer = meta.get("kbls_version")
+    by = f"kbls {writer}" if writer else "a newer kbls"
+    raise StoreTooNewError(
+        f"the store {path} was written by {by} (store schema version {version}); this kbls "
+        f"{__version__} reads schema version {SCHEMA_VERSION} and leaves the store as it is. "
+        f"Use or upgrade to the newer kbls, or run `kbls index --rebuild` to delete this store "
+        f"and index the notes again with this version."
+    )
+
+
 def check_meta(path: Path, meta: dict[str, str], *, model_id: str, dimension: int) -> None:
     """Refuse a store of another schema version or another model."""
+    refuse_newer(path, meta)
     if meta.get("schema_version") != str(SCHEMA_VERSION):
         raise CorruptStoreError(
             f"the store {path} has schema version {meta.get('schema_version')}, this kbls uses {SCHEMA_VERSION}"
