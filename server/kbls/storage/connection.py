@@ -10,6 +10,7 @@ to the named errors of `kbls.errors` here and nowhere else.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import sqlite3
 import threading
@@ -225,7 +226,7 @@ class WriterLock:
             yield False
             return
         try:
-            handle = open(self.path, "a+b")  # noqa: SIM115 (closed below: closing releases the flock)
+            handle = self._open()
             if not _flock(handle, deadline):
                 handle.close()
                 yield False
@@ -236,6 +237,22 @@ class WriterLock:
                 handle.close()  # closing releases the flock
         finally:
             self._thread_lock.release()
+
+    def _open(self) -> IO[bytes]:
+        """The lock file, opened for writing (closed by `hold`: closing releases the flock).
+
+        :raises StoreReadOnlyError: kbls may not write it (permissions, a read-only disk).
+        :raises StoreError: it cannot be opened otherwise (a folder in its place, an I/O error).
+        """
+        try:
+            return open(self.path, "a+b")
+        except OSError as exc:
+            if isinstance(exc, PermissionError) or exc.errno == errno.EROFS:
+                raise StoreReadOnlyError(
+                    f"cannot write the store in {self.path.parent}: kbls may not open its lock file "
+                    f"{self.path.name} for writing ({exc.strerror or exc}); searches still work"
+                ) from None
+            raise StoreError(f"cannot open the store's lock file {self.path}: {exc.strerror or exc}") from None
 
 
 def _flock(handle: IO[bytes], deadline: float | None) -> bool:
