@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Callable
+from pathlib import Path
 
+import pytest
+
+from kbls.engine import Engine
 from kbls.indexing.parse import parse_note
 
 
@@ -274,7 +279,7 @@ def test_frontmatter_that_yaml_cannot_build_is_ignored_and_the_body_parsed() -> 
     # PyYAML raises ValueError, AttributeError, KeyError or RecursionError (not YAMLError) for
     # these; the note was skipped whole ("cannot parse: ValueError") instead of its body indexed.
     cases = {
-        "date: 2024-02-30": "ValueError",
+        "date: !!timestamp 2024-02-30": "ValueError",  # untagged, it is text (see below)
         "due: !!timestamp tomorrow": "AttributeError",
         "count: !!int many": "ValueError",
         "done: !!bool maybe": "KeyError",
@@ -287,3 +292,62 @@ def test_frontmatter_that_yaml_cannot_build_is_ignored_and_the_body_parsed() -> 
         assert reason in note.warning, (front[:20], note.warning)
         assert note.title == "Real heading"
         assert "The body is still indexed." in "\n".join(b.text for s in note.sections for b in s.blocks)
+
+
+@pytest.mark.parametrize(
+    ("front", "title", "aliases", "tags", "note_type"),
+    [
+        ("title: 2024-01-05", "2024-01-05", [], [], None),  # a date: the title fell back to the H1
+        ("title: No", "No", [], [], None),  # False: the title read "False"
+        ("title: on\ntype: 1.10", "on", [], [], "1.10"),  # True; the float 1.1
+        ("aliases: [2024-01-05, Yes]", "Real heading", ["2024-01-05", "Yes"], [], None),  # a date alias was dropped
+        ("tags: [2024-01-05, off, 0x1F]", "Real heading", [], ["2024-01-05", "off", "0x1f"], None),
+        ("title: 1e3\naliases: 007", "1e3", ["007"], [], None),  # 1000.0; the int 7
+    ],
+)
+def test_front_matter_text_is_read_as_the_user_wrote_it(
+    front: str, title: str, aliases: list[str], tags: list[str], note_type: str | None
+) -> None:
+    """YAML 1.1 read `2024-01-05`, `No`, `on`, `1e3` and `007` as dates, booleans and numbers."""
+    note = parse_note("n.md", f"---\n{front}\n---\n# Real heading\nbody\n")
+    assert note.warning is None, note.warning
+    assert (note.title, note.aliases, note.tags, note.note_type) == (title, aliases, tags, note_type)
+
+
+def test_front_matter_null_and_explicit_tags_still_mean_what_yaml_says() -> None:
+    """Null stays null (the title falls back to the H1); an explicit `!!int 5` is built, and an
+    impossible date or `!!int abc` written with its tag is still a warning, never a crash."""
+    for front in ("title: ~", "title: null", "title:"):
+        assert parse_note("n.md", f"---\n{front}\n---\n# Real heading\n").title == "Real heading", front
+    assert parse_note("n.md", "---\ntitle: !!int 5\n---\n# H\n").title == "5"
+    untagged = parse_note("n.md", "---\ndate: 2024-02-30\n---\n# H\n")
+    assert untagged.warning is None and untagged.title == "H"  # text: nothing to build
+
+
+
+def test_a_note_of_front_matter_only_gets_one_chunk_of_its_title_and_aliases() -> None:
+    """It had no section, so no chunk: no search could find it by title, alias or tag."""
+    note = parse_note("gear.md", "---\ntitle: Packing list\naliases: [kit, gear]\ntags: [trip]\n---\n")
+    assert [(b.start_line, b.end_line, b.text) for s in note.sections for b in s.blocks] == [
+        (0, 4, "Packing list\nkit\ngear")  # the front matter's lines, `---` included
+    ]
+    assert note.tags == ["trip"]
+    for empty in ("---\n---\n", "---\n---\n\n\n", ""):  # nothing to find it by: still no chunk
+        assert parse_note("n.md", empty).sections == [], repr(empty)
+    with_body = parse_note("n.md", "---\ntitle: T\n---\nA body.\n")
+    assert [b.text for s in with_body.sections for b in s.blocks] == ["A body."]
+
+
+def test_a_note_of_front_matter_only_is_found_by_title_alias_and_tag(
+    tmp_path: Path, make_engine: Callable[..., Engine]
+) -> None:
+    root = tmp_path / "notes"
+    root.mkdir()
+    (root / "gear.md").write_text("---\ntitle: Packing list\naliases: [crampons]\ntags: [trip]\n---\n")
+    (root / "bread.md").write_text("# Sourdough\n\nFeed the starter and bake the loaf.\n")
+    engine = make_engine(root)
+    engine.index()
+    for query in ("packing list", "crampons", "tag:trip"):
+        hits = engine.search(query, mode="lexical" if query != "tag:trip" else "hybrid").hits
+        assert [h.path for h in hits][:1] == ["gear.md"], (query, hits)
+        assert (hits[0].start_line, hits[0].end_line) == (0, 4)

@@ -33,6 +33,20 @@ MAX_MARKDOWN_LINES = 50_000
 #: warning. Bounds breadcrumb and chunking work on pathological notes (20k headings: see docs).
 MAX_SECTIONS = 2_000
 
+
+
+class _TextLoader(yaml.SafeLoader):
+    """PyYAML's safe loader with plain scalars kept as text: YAML 1.1 reads `title: 2024-01-05`
+    as a date, `title: No` as False and `aliases: [2024-01-05]` as a date (then dropped), but a
+    title, alias, tag or type is text, as the user wrote it. Null (`~`, `null`, empty) and merge
+    keys (`<<`) are still resolved; an explicit tag (`!!int 5`) is still built."""
+
+
+_TextLoader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag in ("tag:yaml.org,2002:null", "tag:yaml.org,2002:merge")]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+
 _RST_UNDERLINE = re.compile(r"^([=\-~^\"'`#*+:.<>_])\1{2,}[ \t]*$")
 _TAG = re.compile(r"(?<![\w#&/\]\[(])#([A-Za-z_\u00c0-\uffff][\w/\-\u00c0-\uffff]*)")
 
@@ -105,7 +119,7 @@ def _frontmatter(raw: str) -> tuple[dict[str, object], str | None]:
     if raw.count("*") > 100 and raw.count("&") > 10:
         return {}, "frontmatter: too many YAML aliases; ignored"
     try:
-        data = yaml.safe_load(raw)
+        data = yaml.load(raw, Loader=_TextLoader)  # a SafeLoader: builds no Python objects
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 2}" if mark is not None else ""
@@ -114,7 +128,7 @@ def _frontmatter(raw: str) -> tuple[dict[str, object], str | None]:
         return {}, "frontmatter: nested too deeply; ignored"
     except (ValueError, TypeError, AttributeError, KeyError) as exc:
         # PyYAML's constructors raise plain Python errors for a value they cannot build: an
-        # impossible date (`date: 2024-02-30`), `!!int abc`, `!!bool maybe`, `!!timestamp x`.
+        # explicitly tagged impossible date (`!!timestamp 2024-02-30`), `!!int abc`, `!!bool maybe`.
         return {}, f"frontmatter: a value YAML cannot read ({type(exc).__name__}: {exc}); ignored"
     if data is None:
         return {}, None
@@ -221,6 +235,13 @@ def _title(meta: dict[str, object], blocks: list[SourceBlock], kind: str, lines:
     return title or stem
 
 
+def _front_matter_only(note: ParsedNote, front_lines: int) -> Section:
+    """The one section of a note that is only front matter: its title and aliases as the text,
+    over the front matter's lines, so a search finds it by title, alias or tag (it had no chunk)."""
+    text = "\n".join(dict.fromkeys([note.title, *note.aliases]))
+    return Section(headings=[], blocks=[Block(0, front_lines - 1, text)])
+
+
 def parse_note(rel_path: str, text: str) -> ParsedNote:
     """Parse `text` of the file at `rel_path` (posix, relative to the root)."""
     kind = kind_of(rel_path)
@@ -231,9 +252,11 @@ def parse_note(rel_path: str, text: str) -> ParsedNote:
     warnings: list[str] = []
     code_lines: frozenset[int] = frozenset()
     plain_from = len(lines)  # markdown beyond MAX_MARKDOWN_LINES: plain paragraphs, no tags or links
+    front_lines = 0  # lines of the front matter, its `---` lines included
     if kind == "md":
         structure, meta, warnings = _blocks_md(lines)
         code_lines, plain_from = structure.code_lines, structure.parsed_lines
+        front_lines = structure.body_start if structure.front_matter is not None else 0
         blocks = structure.blocks + _blocks_txt(lines, plain_from)
     elif kind == "rst":
         blocks = _blocks_rst(lines)
@@ -278,6 +301,8 @@ def parse_note(rel_path: str, text: str) -> ParsedNote:
         warnings.append(f"more than {MAX_SECTIONS:,} headings: from line {capped_at + 1} on, headings are read as text")
     note.warning = "; ".join(warnings) or None
     note.sections = [s for s in note.sections if s.blocks]
+    if not note.sections and front_lines and meta:  # not for an empty `---` pair
+        note.sections = [_front_matter_only(note, front_lines)]
     note.tags = [tag for tag in dict.fromkeys(t.strip().lower() for t in tags) if tag]
     note.links = [link for link in dict.fromkeys(links) if link[1] != rel_path]
     return note
