@@ -3,9 +3,6 @@ must cost one file (skipped or indexed with a reason), never the run or any othe
 
 from __future__ import annotations
 
-import codecs
-import contextlib
-import ctypes
 import os
 import shutil
 import tempfile
@@ -14,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from tests.support.files import filesystem_uid, run_beside_fifo
 
 from kbls.config import Config
 from kbls.engine import Engine
@@ -401,28 +399,6 @@ def test_a_symlink_loop_is_skipped_with_a_reason(good_notes, make_engine):
     _assert_nothing_else_lost(engine, report)
 
 
-@contextlib.contextmanager
-def _filesystem_uid(uid: int):
-    """Check file permissions as `uid` in this thread (Linux setfsuid), when running as root.
-
-    Root reads a mode-000 file regardless of its mode, so a plain chmod proves nothing there.
-    Changing the filesystem uid away from 0 also drops CAP_DAC_OVERRIDE (capabilities(7)), so
-    the kernel really refuses the read; the indexer runs in this thread. Not root: no-op.
-    """
-    if os.geteuid() != 0:
-        yield
-        return
-    # Modules imported lazily must be imported first: a Python installed under /root (pyenv)
-    # cannot be read as `uid` ("unknown encoding: utf-8-sig" in decode_text).
-    codecs.lookup("utf-8-sig")
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.setfsuid(uid)
-    try:
-        yield
-    finally:
-        libc.setfsuid(0)
-
-
 def test_an_unreadable_file_is_skipped_with_a_reason(make_engine):
     """A regular file the indexing user may not read (mode 000, owned by another user)."""
     if not hasattr(os, "geteuid"):
@@ -441,7 +417,7 @@ def test_an_unreadable_file_is_skipped_with_a_reason(make_engine):
                 os.chown(path, 65534, 65534)
             os.chown(locked, 0, 0)
         locked.chmod(0)
-        with _filesystem_uid(65534):
+        with filesystem_uid(65534):
             try:
                 locked.open("rb").close()
             except PermissionError:
@@ -473,7 +449,7 @@ def test_a_folder_that_cannot_be_listed_keeps_its_notes(make_engine: MakeEngine)
         if os.geteuid() == 0:
             for path in [base, *base.rglob("*")]:
                 os.chown(path, 65534, 65534)
-        with _filesystem_uid(65534):
+        with filesystem_uid(65534):
             engine = make_engine(root, store_dir=base / "store")
             engine.index()
             assert engine.store.file_chunks("private/rescue.md")
@@ -481,7 +457,7 @@ def test_a_folder_that_cannot_be_listed_keeps_its_notes(make_engine: MakeEngine)
             if os.geteuid() == 0:
                 os.chown(folder, 0, 0)
             folder.chmod(0)
-            with _filesystem_uid(65534):
+            with filesystem_uid(65534):
                 try:
                     os.listdir(folder)
                 except PermissionError:
@@ -506,17 +482,10 @@ def test_a_fifo_named_like_a_note_does_not_hang_the_run(good_notes, make_engine)
     fifo = good_notes / "pipe.md"
     os.mkfifo(fifo)
     engine = make_engine(good_notes)
-    result: dict[str, IndexReport] = {}
-    worker = threading.Thread(target=lambda: result.setdefault("report", engine.index()), daemon=True)
-    worker.start()
-    worker.join(timeout=60)
-    if worker.is_alive():
-        with open(fifo, "wb"):  # unblock the reader so the suite can go on
-            pass
-        pytest.fail("index() blocked on a FIFO")
-    assert "not a regular file" in _reason(result["report"], "pipe.md")
+    report = run_beside_fifo(engine.index, fifo, "index()")
+    assert "not a regular file" in _reason(report, "pipe.md")
     assert not engine.store.file_chunks("pipe.md")
-    _assert_nothing_else_lost(engine, result["report"])
+    _assert_nothing_else_lost(engine, report)
 
 
 def test_a_note_swapped_for_a_fifo_after_the_scan_does_not_hang_the_run(good_notes: Path, make_engine: MakeEngine) -> None:
@@ -531,17 +500,10 @@ def test_a_note_swapped_for_a_fifo_after_the_scan_does_not_hang_the_run(good_not
             fifo.unlink()
             os.mkfifo(fifo)
 
-    result: dict[str, IndexReport] = {}
-    worker = threading.Thread(target=lambda: result.setdefault("report", engine.index(progress=swap)), daemon=True)
-    worker.start()
-    worker.join(timeout=60)
-    if worker.is_alive():
-        with open(fifo, "wb"):  # unblock the reader so the suite can go on
-            pass
-        pytest.fail("index() blocked on a FIFO swapped in after the scan")
-    assert "not a regular file" in _reason(result["report"], "zz-swapped.md")
+    report = run_beside_fifo(lambda: engine.index(progress=swap), fifo, "index() with a FIFO swapped in after the scan")
+    assert "not a regular file" in _reason(report, "zz-swapped.md")
     assert not engine.store.file_chunks("zz-swapped.md")
-    _assert_nothing_else_lost(engine, result["report"])
+    _assert_nothing_else_lost(engine, report)
 
 
 def test_a_note_turning_binary_keeps_its_last_good_chunks(good_notes, make_engine):

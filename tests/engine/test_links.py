@@ -7,6 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from tests.support.files import run_beside_fifo
 from tests.support.link_corpus import SLEEPLESS, write_link_workspace
 
 from kbls.engine import Engine
@@ -326,7 +327,6 @@ def test_a_note_swapped_for_a_fifo_after_its_check_is_not_read(tmp_path: Path) -
     """`read_lines` checks `is_file` and then opens: a FIFO taking the name in between blocked the
     request thread (link resolution, heading lookups) forever on `open`."""
     import os
-    import threading
 
     from kbls.retrieval.links import LinkResolver
 
@@ -342,12 +342,5 @@ def test_a_note_swapped_for_a_fifo_after_its_check_is_not_read(tmp_path: Path) -
         return found
 
     resolver.inside = inside_then_swap  # type: ignore[method-assign]  # the swap lands between check and open
-    result: list[list[str] | None] = []
-    reader = threading.Thread(target=lambda: result.append(resolver.read_lines("swapped.md", 4096)), daemon=True)
-    reader.start()
-    reader.join(timeout=10)
-    if reader.is_alive():
-        with open(note, "wb"):  # unblock the reader so the suite can go on
-            pass
-        pytest.fail("read_lines blocked on a FIFO swapped in after its check")
-    assert result == [None]
+    lines = run_beside_fifo(lambda: resolver.read_lines("swapped.md", 4096), note, "read_lines", timeout=10)
+    assert lines is None

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from tests.support.files import run_beside_fifo
 
 from kbls.errors import OutsideRootError
 from kbls.mcp.notes import MAX_NOTE_CHARS, MAX_NOTE_LINES, locate, read_lines
@@ -97,23 +98,16 @@ def test_a_fifo_in_place_of_the_note_is_refused_without_blocking(tmp_path: Path)
     """`read_note` checks `is_file` before `read_lines` opens it: a FIFO swapped in between
     blocked the MCP tool call forever on `open`."""
     import os
-    import threading
 
     fifo = tmp_path / "n.md"
     os.mkfifo(fifo)
-    raised: list[BaseException] = []
 
-    def read() -> None:
+    def read() -> BaseException | None:
         try:
             read_lines(fifo, None, None, 1000)
         except (OSError, ValueError) as exc:
-            raised.append(exc)
+            return exc
+        return None
 
-    reader = threading.Thread(target=read, daemon=True)
-    reader.start()
-    reader.join(timeout=10)
-    if reader.is_alive():
-        with open(fifo, "wb"):  # unblock the reader so the suite can go on
-            pass
-        pytest.fail("read_lines blocked on a FIFO")
-    assert len(raised) == 1 and isinstance(raised[0], ValueError) and "not a regular file" in str(raised[0])
+    raised = run_beside_fifo(read, fifo, "read_lines", timeout=10)
+    assert isinstance(raised, ValueError) and "not a regular file" in str(raised)

@@ -8,17 +8,14 @@ else in the way (a folder of that name) is a `StoreError`.
 
 from __future__ import annotations
 
-import codecs
-import contextlib
-import ctypes
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from tests.support.corpus import write
+from tests.support.files import filesystem_uid
 from tests.support.processes import assert_no_traceback, run_kbls
 
 from kbls.engine import Engine
@@ -27,19 +24,6 @@ from kbls.indexing.embed import Embedder
 from kbls.storage.store import LOCK_FILE
 
 NOBODY = 65534
-
-
-@contextlib.contextmanager
-def _filesystem_uid(uid: int) -> Iterator[None]:
-    """File permissions checked as `uid` in this thread (Linux setfsuid; it also drops
-    CAP_DAC_OVERRIDE, so root is really refused). Lazily imported codecs are imported first."""
-    codecs.lookup("utf-8-sig")
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.setfsuid(uid)
-    try:
-        yield
-    finally:
-        libc.setfsuid(0)
 
 
 def test_a_writer_lock_kbls_may_not_open_is_a_read_only_store_error(embedder: Embedder) -> None:
@@ -58,7 +42,7 @@ def test_a_writer_lock_kbls_may_not_open_is_a_read_only_store_error(embedder: Em
         write(root, "bread.md", "# Sourdough\n\nFeed the starter.\n")
         os.chown(root / "bread.md", NOBODY, NOBODY)
         refused = pytest.raises(StoreReadOnlyError, match=f"may not open its lock file {LOCK_FILE} for writing")
-        with _filesystem_uid(NOBODY), refused:
+        with filesystem_uid(NOBODY), refused:
             engine.index()
         assert [h.path for h in engine.search("crampons ice axe", limit=1).hits] == ["glacier.md"]
         engine.close()
