@@ -11,8 +11,7 @@ from tests.support.files import run_beside_fifo
 from tests.support.link_corpus import SLEEPLESS, write_link_workspace
 
 from kbls.engine import Engine
-from kbls.retrieval.links import heading_slug
-from kbls.retrieval.linksyntax import LinkKind, LinkRef, context_around, link_at, links_in, opening_at, typing_at
+from kbls.retrieval.linksyntax import LinkKind, LinkRef, context_around, heading_slug, link_at, links_in, opening_at, typing_at
 from kbls.retrieval.notelinks import LinkQuery
 
 SOURCE = "journal/today.md"

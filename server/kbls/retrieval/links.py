@@ -25,13 +25,12 @@ from collections import Counter
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from urllib.parse import quote
 
 from kbls.indexing.linkforms import WIKI_NAME_STOPS, folder_keys, name_key, path_keys
 from kbls.indexing.parse import MAX_FRONTMATTER_LINES
 from kbls.indexing.text import decode_text, read_regular
 from kbls.notepath import note_stem
-from kbls.retrieval.linksyntax import FENCE, LinkKind, LinkRef, heading_text, links_in
+from kbls.retrieval.linksyntax import FENCE, LinkKind, LinkRef, heading_slug, heading_text, link_label, links_in
 from kbls.storage.records import NoteName
 
 #: a target note larger than this is not read to find a heading (the link opens at its top).
@@ -41,12 +40,9 @@ STYLE_SAMPLE_FILES = 25
 STYLE_SAMPLE_BYTES = 64 * 1024
 
 _SETEXT = re.compile(r"^\s{0,3}(=+|-+)\s*$")
-_SLUG_DROP = re.compile(r"[^\w\- ]")
-_ANGLE_ESCAPES = re.compile(r"[<>\\]")
 _WORD_START = re.compile(r"(?<=[\s\-_/.])\w")
 #: what would end a wiki link's name, or either link's label, early (`kbls.indexing.linkforms`).
 _NOT_IN_WIKI_NAME = re.compile(f"[{WIKI_NAME_STOPS}]")
-_NOT_IN_LABEL = re.compile(r"[\[\]]")
 #: a name with a later word starting with what was typed counts this much of a full prefix.
 WORD_MATCH = 0.7
 #: how much of a name its prefix keys cover (a key per word start: a longer name, such as an alias
@@ -239,23 +235,6 @@ def wiki_insert(catalogue: Catalogue, note: Note, style: LinkStyle) -> str:
     if needs_label and label and name != note.title:
         return f"{name}|{label}]]"
     return f"{name}]]"
-
-
-def link_label(title: str) -> str:
-    """`title` as a link's label: without brackets, which neither link form takes in one."""
-    return " ".join(_NOT_IN_LABEL.sub("", title).split())
-
-
-def markdown_path(source: str, target: str, angled: bool = False) -> str:
-    """`target` relative to the folder of `source`, as a markdown link writes it: percent-encoded,
-    or inside `<…>` (`angled`) as it is, with `<`, `>` and `\\` escaped."""
-    relative = posixpath.relpath(target, posixpath.dirname(source) or ".")
-    return _ANGLE_ESCAPES.sub(r"\\\g<0>", relative) if angled else quote(relative, safe="/._-~")
-
-
-def heading_slug(text: str) -> str:
-    """GitHub's anchor for a heading: lowercase, punctuation dropped, spaces to `-`."""
-    return _SLUG_DROP.sub("", text.strip().lower()).replace(" ", "-")
 
 
 def heading_line(lines: list[str], heading: str) -> int | None:

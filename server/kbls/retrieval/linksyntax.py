@@ -1,7 +1,8 @@
 """Links in the text of a note as it is being edited: where they are, which one is under the
 cursor, what is being typed after `[[` or `](`, and the paragraph around the cursor.
 
-Pure text functions over a list of lines (positions are Python string indices; the LSP layer
+Also how a link is written (`link_label`, `markdown_path`, `heading_slug`), the inverse of reading
+one. Pure text functions over a list of lines (positions are Python string indices; the LSP layer
 converts them from and to the client's units). The forms are the indexer's
 (`kbls.indexing.linkforms`): `[[name]]`, `[[name#heading]]`, `[[name|label]]`, `[label](rel/path.md)`,
 `[label](<rel/a path.md> "title")` and `[label](rel/path.md#heading)`; links inside inline code or a
@@ -10,10 +11,11 @@ fenced block are not links.
 
 from __future__ import annotations
 
+import posixpath
 import re
 from dataclasses import dataclass, field
 from enum import Enum
-from urllib.parse import unquote
+from urllib.parse import quote, unquote
 
 from kbls.indexing.linkforms import MARKDOWN_LINK, URL_SCHEME, WIKI_LINK, WIKI_NAME_STOPS, destination, unescape
 
@@ -32,6 +34,10 @@ _CODE_SPAN = re.compile(r"`[^`\n]*`")
 #: the opening of an ATX heading (CommonMark); its text is `heading_text`'s (no regex reads it:
 #: a lazy `(.*?)\s*#*$` backtracks quadratically over a line of spaces).
 ATX_HEADING = re.compile(r"^\s{0,3}#{1,6}(?=\s|$)")
+# Writing a link: what a label cannot hold, what `<…>` must escape, what an anchor drops.
+_NOT_IN_LABEL = re.compile(r"[\[\]]")
+_ANGLE_ESCAPES = re.compile(r"[<>\\]")
+_SLUG_DROP = re.compile(r"[^\w\- ]")
 # What is being typed: an open `[[` with no `]` after it, or an open `[label](`, its path
 # typed in `<…>` (group 2, spaces allowed) or bare (group 3).
 _OPEN_WIKI = re.compile(r"\[\[([^\[\]\n]*)$")
@@ -274,3 +280,21 @@ def _wiki_labels(text: str) -> str:
     """Links read as their words: `[[a|b]]` -> `b`, `[x](p.md)` -> `x`."""
     text = WIKI_LINK.sub(lambda m: m.group(3) or m.group(1), text)
     return MARKDOWN_LINK.sub(lambda m: m.group(1), text)
+
+
+# -- writing a link ---------------------------------------------------------------------------
+def link_label(title: str) -> str:
+    """`title` as a link's label: without brackets, which neither link form takes in one."""
+    return " ".join(_NOT_IN_LABEL.sub("", title).split())
+
+
+def markdown_path(source: str, target: str, angled: bool = False) -> str:
+    """`target` relative to the folder of `source`, as a markdown link writes it: percent-encoded,
+    or inside `<…>` (`angled`) as it is, with `<`, `>` and `\\` escaped."""
+    relative = posixpath.relpath(target, posixpath.dirname(source) or ".")
+    return _ANGLE_ESCAPES.sub(r"\\\g<0>", relative) if angled else quote(relative, safe="/._-~")
+
+
+def heading_slug(text: str) -> str:
+    """GitHub's anchor for a heading: lowercase, punctuation dropped, spaces to `-`."""
+    return _SLUG_DROP.sub("", text.strip().lower()).replace(" ", "-")

@@ -30,11 +30,9 @@ from kbls.retrieval.links import (
     Note,
     StyleCounts,
     count_styles,
-    link_label,
-    markdown_path,
     wiki_insert,
 )
-from kbls.retrieval.linksyntax import LinkKind, LinkRef, TypedLink
+from kbls.retrieval.linksyntax import LinkKind, LinkRef, TypedLink, link_label, markdown_path
 from kbls.retrieval.snippet import make_snippet
 from kbls.retrieval.vectors import VectorIndex
 from kbls.storage.store import Store
