@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from kbls.config import Config, load_config, resolve_store_dir
-from kbls.errors import QueryError
+from kbls.errors import QueryError, StoreReadOnlyError
 from kbls.indexing.chunk import Chunker
 from kbls.indexing.embed import Embedder
 from kbls.indexing.pipeline import IndexPipeline, ProgressFn
@@ -22,7 +22,7 @@ from kbls.indexing.scan import Scanner
 from kbls.limits import MAX_LIMIT, MIN_LIMIT, MODES, Mode
 from kbls.query.filters import Filters
 from kbls.query.syntax import parse_query
-from kbls.results import Hit, RootStatus, Skipped
+from kbls.results import Hit, IndexReport, RootStatus, Skipped
 from kbls.retrieval.hybrid import HybridSearcher
 from kbls.retrieval.listing import Listing
 from kbls.retrieval.notelinks import NoteLinks
@@ -59,8 +59,9 @@ class Engine:
         check_store: bool = False,
         read_only: bool = False,
     ) -> None:
-        """:param read_only: for commands that only read (status, search): nothing is created
-        or written; a root never indexed gets an empty store in memory (see `Store`)."""
+        """:param read_only: for commands that only read (status, search), and for the daemon's
+        root whose store cannot be written: nothing is created or written (`index` raises
+        `StoreReadOnlyError`); a root never indexed gets an empty store in memory (see `Store`)."""
         self.root = Path(root).resolve()
         if config is None:
             config, _ = load_config(self.root, overrides)
@@ -79,12 +80,24 @@ class Engine:
         self.load_model_on_demand = load_model_on_demand
         self.pipeline = IndexPipeline(config, self.store, self.scanner, self.chunker, self.embedder)
         #: bring the store up to date with the disk (`IndexPipeline.run`: every file or `paths`).
-        self.index = self.pipeline.run
+        self.index = self._refuse_index if read_only else self.pipeline.run
         self.searcher = HybridSearcher(self.root, self.store, self.vectors, self.embedder, config.search)
         #: link completion and resolution (`textDocument/completion`, `definition`, `documentLink`).
         self.links = NoteLinks(self.root, self.store, self.vectors, self.embedder, self.semantic_ready)
         #: tags by use and notes by modification time (`kb/tags`, `kb/notes`).
         self.listing = Listing(self.store)
+
+    @property
+    def read_only(self) -> bool:
+        """The store was opened read-only: it is searched, never written."""
+        return self.store.read_only
+
+    def _refuse_index(self, *_: object, **__: object) -> IndexReport:
+        """`index` of a read-only engine: it cannot write, so it says so before touching anything."""
+        raise StoreReadOnlyError(
+            f"indexing {self.root} is paused: its store {self.store.path} cannot be written (its disk or file is "
+            "read-only, or kbls may not write there), so kbls opened it read-only"
+        )
 
     @staticmethod
     def rebuild(root: Path, store_dir: Path | None = None, overrides: dict[str, Any] | None = None) -> Path:

@@ -10,6 +10,7 @@ The tmpfs is mounted as root or through passwordless `sudo -n`; elsewhere the te
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -23,10 +24,10 @@ from tests.support.processes import assert_no_traceback, run_kbls
 SUDO: list[str] = [] if os.geteuid() == 0 else ["sudo", "-n"]
 
 
-@pytest.fixture
-def disk(tmp_path: Path) -> Iterator[Path]:
-    mount = tmp_path / "disk"
-    mount.mkdir()
+@contextlib.contextmanager
+def mounted_tmpfs(mount: Path) -> Iterator[Path]:
+    """A small tmpfs at the empty folder `mount` (unmounted after); the test is skipped where
+    mounting is not permitted."""
     try:
         proc = subprocess.run(
             [*SUDO, "mount", "-t", "tmpfs", "-o", "size=32m,mode=1777", "tmpfs", str(mount)],
@@ -42,8 +43,17 @@ def disk(tmp_path: Path) -> Iterator[Path]:
         subprocess.run([*SUDO, "umount", "-l", str(mount)], check=False)
 
 
-def _remount(mount: Path, mode: str) -> None:
+def remount(mount: Path, mode: str) -> None:
+    """Remount the tmpfs at `mount` `ro` or `rw`."""
     subprocess.run([*SUDO, "mount", "-o", f"remount,{mode}", str(mount)], check=True)
+
+
+@pytest.fixture
+def disk(tmp_path: Path) -> Iterator[Path]:
+    mount = tmp_path / "disk"
+    mount.mkdir()
+    with mounted_tmpfs(mount):
+        yield mount
 
 
 def test_a_store_on_a_read_only_disk_is_searched_and_never_set_aside(tmp_path: Path, disk: Path) -> None:
@@ -54,7 +64,7 @@ def test_a_store_on_a_read_only_disk_is_searched_and_never_set_aside(tmp_path: P
     where = ["--root", str(root), "--store", str(store)]
     assert run_kbls(["index", *where], tmp_path).returncode == 0
     before = sorted(p.name for p in store.iterdir())
-    _remount(disk, "ro")
+    remount(disk, "ro")
 
     for command in (["index"], ["index", "--force"], ["index", "--rebuild"]):
         proc = run_kbls([*command, *where], tmp_path)
@@ -67,7 +77,7 @@ def test_a_store_on_a_read_only_disk_is_searched_and_never_set_aside(tmp_path: P
     proc = run_kbls(["status", "--json", *where], tmp_path)
     assert proc.returncode == 0 and json.loads(proc.stdout)["files"] == 2, proc.stderr
 
-    _remount(disk, "rw")
+    remount(disk, "rw")
     assert sorted(p.name for p in store.iterdir()) == before  # nothing set aside
     proc = run_kbls(["index", "--json", *where], tmp_path)
     assert proc.returncode == 0, proc.stderr

@@ -3,6 +3,8 @@
 Runs on the worker thread only. A root that cannot be opened is listed as refused with the
 reason (`kb/status`, state `error`) and shown once (again only when the reason changes). One
 whose store cannot be written right now (full disk, stalled writer) is opened again by a timer;
+one whose store is read-only is served read-only meanwhile (searched; its index jobs fail with
+`StoreReadOnlyError`, so `kb/status` says indexing is paused) until the timer opens it for writing;
 any other error (a refused `.kbls.yaml`, another root's store) waits for its config file to
 change: a watcher of that one file opens it again, with no restart. A root whose `.kbls.yaml`
 is invalid (bad YAML, a wrong value) is served with the defaults, as configs are forgiving, and
@@ -25,7 +27,7 @@ from kbls.daemon.jobs import FULL_RETRY, OpenRequest
 from kbls.daemon.roots import RefusedRoot, Root, RootRegistry
 from kbls.daemon.watch import ConfigWatcher, RootWatcher
 from kbls.engine import Engine
-from kbls.errors import ConfigError, KblsError, StoreBusyError, StoreFullError
+from kbls.errors import ConfigError, KblsError, StoreBusyError, StoreFullError, StoreReadOnlyError
 from kbls.indexing.embed import Embedder
 
 log = logging.getLogger(__name__)
@@ -95,12 +97,7 @@ class RootOpener:
             embedder = self.embedders.get(config.model.name)
             if embedder is None:
                 embedder = self.embedders[config.model.name] = Embedder(config.model)
-            # A damaged store or one of another model cannot be served: the engine sets it
-            # aside and starts afresh, and the user is told why everything is indexed again.
-            engine = Engine(
-                folder, config=config, embedder=embedder, load_model_on_demand=False,
-                on_model_mismatch="rebuild", check_store=True,
-            )
+            engine = self._engine(request, config, embedder)
         except KblsError as exc:
             log.error("cannot open %s: %s", folder, exc)
             self.last_error = str(exc)
@@ -116,7 +113,10 @@ class RootOpener:
                 self.listener.show(logging.ERROR, f"kbls: {folder}: {exc}")
             if isinstance(exc, (StoreFullError, StoreBusyError)):
                 # Nothing is wrong with the store: open it again once it can be written.
-                self.registry.schedule_reopen(request.key, FULL_RETRY, lambda: self.retry_open(uri, folder))
+                self._reopen_later(request)
+            return None
+        if engine is None:  # still read-only: its read-only root serves on, the timer tries again
+            self._reopen_later(request)
             return None
         if engine.notice:
             self.listener.show(logging.WARNING, f"kbls: {folder}: {engine.notice}")
@@ -131,6 +131,11 @@ class RootOpener:
             uri=uri, folder=folder, engine=engine,
             files=counts.files, chunks=counts.chunks,
         )
+        serving = self.registry.get(request.key)
+        if engine.read_only:
+            self._reopen_later(request)
+        elif serving is not None and serving.read_only:
+            self.listener.show(logging.INFO, f"kbls: the store of {folder} can be written again; indexing resumed")
         self._settle(request, problem)
         root.watcher = self._watch(root)
         if config_stamp(folder) != stamp:
@@ -139,6 +144,38 @@ class RootOpener:
             logging.INFO, f"kbls: {folder}: {root.files} files, {root.chunks} chunks in {engine.store_dir}"
         )
         return root
+
+    def _engine(self, request: OpenRequest, config: Config, embedder: Embedder) -> Engine | None:
+        """The root's engine; read-only when its store cannot be written (searched, not indexed).
+        None when it still cannot be written and its read-only engine serves already.
+
+        :raises KblsError: it cannot be opened (a read-only store that cannot be read either
+            raises the write refusal: the timer tries again).
+        """
+        try:
+            # A damaged store or one of another model cannot be served: the engine sets it
+            # aside and starts afresh, and the user is told why everything is indexed again.
+            return Engine(
+                request.folder, config=config, embedder=embedder, load_model_on_demand=False,
+                on_model_mismatch="rebuild", check_store=True,
+            )
+        except StoreReadOnlyError as exc:
+            serving = self.registry.get(request.key)
+            if serving is not None and serving.read_only:
+                return None
+            log.warning("%s: %s; serving it read-only", request.folder, exc)
+            try:
+                return Engine(
+                    request.folder, config=config, embedder=embedder, load_model_on_demand=False, read_only=True,
+                )
+            except KblsError as second:
+                log.error("cannot open %s read-only either: %s", request.folder, second)
+                raise exc from None
+
+    def _reopen_later(self, request: OpenRequest) -> None:
+        """Open the root again (for writing) after FULL_RETRY."""
+        uri, folder = request.uri, request.folder
+        self.registry.schedule_reopen(request.key, FULL_RETRY, lambda: self.retry_open(uri, folder))
 
     def _settle(self, request: OpenRequest, problem: str | None) -> None:
         """The root opened: no longer refused, unless its own config file is invalid (then it is

@@ -7,11 +7,13 @@ the editor's file events from LSP threads through its locked debouncer). A file 
 to the innermost open root that holds it, so nested roots never answer for the same note twice.
 
 A root that cannot be opened (its `.kbls.yaml` refused: a store inside, at or above the root,
-another root's store; or a store that cannot be written yet) is kept as a `RefusedRoot` with the
-reason, so `kb/status` lists it and the state reads `error` until it opens; the watcher of its
+another root's store; or a store that cannot be written yet and cannot be read either) is kept
+as a `RefusedRoot` with the reason, so `kb/status` lists it and the state reads `error` until it opens; the watcher of its
 config file (or the timer of a store that cannot be written) asks for the next try. An open root
 whose config is not in effect (invalid, so the defaults serve it; or edited to a refused store,
 so its previous settings do) has a `RefusedRoot` entry too, without a watcher of its own.
+A root whose store is read-only when it opens is served read-only (`Root.read_only`: searched,
+not indexed) and opened again for writing by the reopen timer.
 """
 
 from __future__ import annotations
@@ -53,6 +55,11 @@ class Root:
     @property
     def key(self) -> str:
         return str(self.folder)
+
+    @property
+    def read_only(self) -> bool:
+        """Served read-only: its store could not be written when it opened (a timer tries again)."""
+        return self.engine.read_only
 
     def store_replaced(self) -> bool:
         """The store file vanished or another store took its name (a stat and a tiny query).
@@ -130,11 +137,13 @@ class RootRegistry:
             return self._roots.get(key)
 
     def put(self, root: Root) -> Root | None:
-        """Serve `root` from now on; returns the root it replaces (to be closed)."""
+        """Serve `root` from now on; returns the root it replaces (to be closed). A read-only root
+        stays reopening: its timer opens it for writing once its store can be written."""
         with self._lock:
             old = self._roots.get(root.key)
             self._roots[root.key] = root
-            self._reopening.discard(root.key)
+            if not root.read_only:
+                self._reopening.discard(root.key)
             return old
 
     def pop(self, key: str) -> Root | None:
