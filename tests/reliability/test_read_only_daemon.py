@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+import msgspec
 import pytest
 from tests.storage.test_read_only_disk import mounted_tmpfs, remount
 from tests.support.corpus import write, write_config
@@ -35,6 +36,20 @@ def _status_if(daemon: LspSession, *, paused: bool) -> wire.StatusResult | None:
     return status if status.state == "ready" and status.queue == 0 else None
 
 
+def _assert_served_read_only(daemon: LspSession, glacier: Path) -> None:
+    """kb/related, hover, kb/notes and kb/tags answer from the read-only store."""
+    related = daemon.request("kb/related", {"uri": glacier.as_uri()})
+    assert "bread.md" in [hit["path"] for hit in related["hits"]], related
+    hover = daemon.raw_request(
+        "textDocument/hover", {"textDocument": {"uri": glacier.as_uri()}, "position": {"line": 0, "character": 0}}
+    )
+    assert hover is not None and "bread" in hover["contents"]["value"], hover
+    notes = msgspec.convert(daemon.request("kb/notes", {}), wire.NotesResult)
+    assert sorted(note.path for note in notes.notes) == ["bread.md", "glacier.md"], notes
+    tags = msgspec.convert(daemon.request("kb/tags", {}), wire.TagsResult)
+    assert [(tag.name, tag.count) for tag in tags.tags][:1] == [("trip", 2)], tags
+
+
 @pytest.fixture
 def disk(tmp_path: Path) -> Iterator[Path]:
     mount = tmp_path / "disk"
@@ -47,8 +62,12 @@ def test_daemon_started_on_a_read_only_store_serves_it_and_indexes_once_writable
     tmp_path: Path, disk: Path
 ) -> None:
     root = tmp_path / "notes"
-    write(root, "glacier.md", "# Glacier trip\n\nCrampons and an ice axe for the crevasse field.\n")
-    write(root, "bread.md", "# Sourdough\n\nFeed the starter and bake the loaf in a Dutch oven.\n")
+    glacier = write(
+        root, "glacier.md",
+        "---\ntags: [trip]\n---\n# Glacier trip\n\nCrampons and an ice axe for the crevasse field; "
+        "[bread](bread.md) for the hut.\n",
+    )
+    write(root, "bread.md", "---\ntags: [trip, food]\n---\n# Sourdough\n\nFeed the starter and bake the loaf.\n")
     store = disk / "store"
     write_config(root, store=str(store))
     proc = run_kbls(["index", "--root", str(root)], tmp_path)
@@ -64,6 +83,7 @@ def test_daemon_started_on_a_read_only_store_serves_it_and_indexes_once_writable
         error = status.roots[0].error or ""
         assert "paused" in error and "cannot be written" in error, error
         assert daemon.paths_found("crampons ice axe", mode="lexical")[0] == "glacier.md"
+        _assert_served_read_only(daemon, glacier)
         daemon.wait_for(lambda: any("paused" in m for m in daemon.shown()), 30, "a message that indexing is paused")
         shown = [m for m in daemon.shown() if "paused" in m]
         assert len(shown) == 1 and "resumes once the store can be written again" in shown[0], daemon.shown()
