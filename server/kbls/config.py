@@ -79,8 +79,8 @@ class SearchConfig(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fie
     #: reciprocal rank fusion constant: score = sum(weight / (rrf_k + rank)).
     rrf_k: int = 60
     #: share of each signal in the fused score (normalised to sum to 1).
-    semantic_weight: float = 0.7
-    lexical_weight: float = 0.3
+    semantic_weight: float = 0.75
+    lexical_weight: float = 0.25
     #: hits whose confidence (0..1, see docs/configuration.md) is below this are not shown.
     min_score: float = 0.26
     rerank: RerankConfig = msgspec.field(default_factory=RerankConfig)

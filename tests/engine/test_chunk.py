@@ -308,3 +308,18 @@ def test_max_tokens_is_clamped_to_the_model_limit(tokenizer_only):
     assert chunker.budget <= tokenizer_only.max_tokens
     text = "\n\n".join(_para(f"t{i}", 10) for i in range(20))
     assert all(c.tokens <= tokenizer_only.max_tokens for c in chunker.chunk(parse_note("big.txt", text)))
+
+
+def test_only_the_preamble_speaks_for_the_whole_note(tokenizer_only):
+    """The text under the title before any section heading is the opening; a note that starts
+    with a section has none (its first section is about itself, not the others)."""
+    diary = f"# Diary\n\n## Kitchen\n\n{_para('oven', 8)}\n\n## Journey\n\n{_para('train', 8)}\n"
+    note = parse_note("diary.md", diary)
+    assert opening_words(note) == ""
+    chunks = Chunker(tokenizer_only).chunk(note)
+    assert len(chunks) >= 2
+    assert all(c.text == embedded_text(c.breadcrumb, c.body) for c in chunks)
+    guide = f"# Guide\n\nHow the team ships releases.\n\n## Build\n\n{_para('build', 8)}\n"
+    assert opening_words(parse_note("guide.md", guide)) == "How the team ships releases."
+    untitled = "Notes taken on the train, unsorted.\n\nMore lines follow here.\n"
+    assert opening_words(parse_note("untitled.txt", untitled)).startswith("Notes taken on the train")

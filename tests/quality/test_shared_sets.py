@@ -24,7 +24,7 @@ REPO = Path(__file__).resolve().parents[2]
 EVAL_DIR = Path(os.environ.get("KBLS_EVAL_DIR", REPO.parent / "shared" / "eval"))
 SETS = ("rust-by-example", "til")
 #: hybrid nDCG@10 (graded, as `kbls eval` reports it) reached on 2026-12-01, minus 0.01.
-HYBRID_FLOOR = {"rust-by-example": 0.891 - 0.01, "til": 0.894 - 0.01}
+HYBRID_FLOOR = {"rust-by-example": 0.889 - 0.01, "til": 0.899 - 0.01}
 #: of the 20 off-topic queries, at least this many must find nothing in each workspace.
 OFF_TOPIC_EMPTY = 18
 

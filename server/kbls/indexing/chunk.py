@@ -26,7 +26,8 @@ from kbls.indexing.parse import ParsedNote, Section
 #: 4: a chunk after a note's first embeds the note's opening words (`OPENING_TOKENS`).
 #: 5: front matter scalars stay text (`title: 2024-01-05`, `title: No`); a note that is only
 #:    front matter gets one chunk (its title and aliases) over the front matter's lines.
-CHUNKING_VERSION = 5
+#: 6: the opening words are the preamble's only (none when a note starts with a section).
+CHUNKING_VERSION = 6
 BREADCRUMB_SEP = " > "
 #: tiny sections merge only while the result stays under this share of the budget, so line
 #: ranges stay precise (measured on the eval set: 0.5 lifted semantic nDCG@10 0.787 -> 0.801).
@@ -90,10 +91,15 @@ def embedded_text(breadcrumb: str, body: str, context: str = "") -> str:
 
 
 def opening_words(note: ParsedNote) -> str:
-    """The first words of the note's text (headings left out), whitespace collapsed; at least
-    `OPENING_TOKENS` tokens where the note has them (a word is one token or more)."""
+    """The first words of the note's preamble, the text under its title before any section
+    heading (headings left out, whitespace collapsed): what the note says about itself as a
+    whole. A note that starts with a section has none: the first section's text is about that
+    section (a diary's first day), not about the others. At least `OPENING_TOKENS` tokens where
+    the preamble has them (a word is one token or more)."""
     words: list[str] = []
     for section in note.sections:
+        if section.headings:
+            break
         for block in section.blocks:
             if block.is_heading:
                 continue
