@@ -116,3 +116,22 @@ def test_a_config_file_of_a_root_that_is_not_open_names_that_root(
     assert roots.waiting_for_config(waiting / "note.md") is None
     assert roots.waiting_for_config(outer / CONFIG_FILE) is None  # open: its own watcher reloads it
     assert roots.waiting_for_config(inner / CONFIG_FILE) is None  # open and never refused
+
+
+def test_a_retired_root_is_closed_only_after_the_reads_in_flight(registry: tuple[RootRegistry, Path, Path]) -> None:
+    """A root replaced while a search runs on it (`kbls index --rebuild` under the daemon) must not
+    have its store closed under that search: closing SQLite connections in use crashed the daemon."""
+    reg, outer, _ = registry
+    root = reg.get(str(outer))
+    assert root is not None
+    closed: list[str] = []
+    with root.reading():
+        with root.reading():
+            root.retire(lambda: closed.append("closed"))
+            assert closed == []  # two reads in flight
+            assert root.engine.status().store  # the store still answers
+        assert closed == []  # one still reading
+    assert closed == ["closed"]  # closed by the last reader, once
+    idle = Root(uri="file:///idle", folder=outer / "idle", engine=root.engine)
+    idle.retire(lambda: closed.append("at once"))
+    assert closed == ["closed", "at once"]  # no read in flight: closed at once

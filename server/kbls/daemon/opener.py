@@ -255,10 +255,15 @@ class RootOpener:
         return config, None
 
     def close(self, root: Root) -> None:
+        """Stop the root's watcher now and close its engine once no read of it is in flight."""
         if root.watcher is not None:
             root.watcher.stop()
             root.watcher = None
-        try:
-            root.engine.close()
-        except Exception:
-            log.exception("cannot close the store of %s", root.folder)
+
+        def close_engine() -> None:
+            try:
+                root.engine.close()
+            except Exception:
+                log.exception("cannot close the store of %s", root.folder)
+
+        root.retire(close_engine)

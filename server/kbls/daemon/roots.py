@@ -18,10 +18,11 @@ not indexed) and opened again for writing by the reopen timer.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from kbls.config import CONFIG_FILE
@@ -51,10 +52,41 @@ class Root:
     replaced: bool = False
     #: when (monotonic) a search last checked the store file (see `RootRegistry.check_due`).
     checked_at: float = 0.0
+    #: guards `_readers` and `_retire`: reads of this root's engine in flight, and what closes
+    #: the engine once the last of them is done (a root replaced while a search runs on it).
+    _use: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+    _readers: int = field(default=0, repr=False, compare=False)
+    _retire: Callable[[], None] | None = field(default=None, repr=False, compare=False)
 
     @property
     def key(self) -> str:
         return str(self.folder)
+
+    @contextlib.contextmanager
+    def reading(self) -> Iterator[None]:
+        """A read of this root's engine: a `retire` meanwhile waits for it to end. Closing a
+        store's connections while another thread runs a query on one crashed the daemon
+        (SIGSEGV inside SQLite) when `kbls index --rebuild` replaced a store under a search."""
+        with self._use:
+            self._readers += 1
+        try:
+            yield
+        finally:
+            with self._use:
+                self._readers -= 1
+                close = self._retire if self._readers == 0 else None
+                if close is not None:
+                    self._retire = None
+            if close is not None:
+                close()
+
+    def retire(self, close: Callable[[], None]) -> None:
+        """Run `close` (which closes the engine) now, or when the last read in flight ends."""
+        with self._use:
+            if self._readers:
+                self._retire = close
+                return
+        close()
 
     @property
     def read_only(self) -> bool:

@@ -303,7 +303,8 @@ class Daemon:
         if self._registry.check_due(root, time.monotonic()):
             self._check_store(root)
         try:
-            return query()
+            with root.reading():
+                return query()
         except (QueryError, OutsideRootError):
             raise
         except Exception as exc:
@@ -335,7 +336,8 @@ class Daemon:
 
     def _root_status(self, root: Root) -> RootStatus:
         try:
-            return root.engine.status()
+            with root.reading():
+                return root.engine.status()
         except Exception as exc:  # the store vanished: say so instead of failing kb/status
             self._check_store(root)
             log.warning("cannot read the status of %s: %s", root.folder, exc)
