@@ -6,8 +6,10 @@ Helpers these build on live in `tests/support/`; each suite's own conftest adds 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
+from tests.support.files import mounted_tmpfs
 from tests.support.model import load_embedder
 
 from kbls.indexing.embed import Embedder
@@ -35,3 +37,12 @@ def _isolated_from_the_user(tmp_path_factory: pytest.TempPathFactory, monkeypatc
 def embedder() -> Embedder:
     """The real bundled model, loaded once for the whole session."""
     return load_embedder()
+
+
+@pytest.fixture
+def disk(tmp_path: Path) -> Iterator[Path]:
+    """A small tmpfs under `tmp_path` (tests/support/files.py: `remount` makes it read-only)."""
+    mount = tmp_path / "disk"
+    mount.mkdir()
+    with mounted_tmpfs(mount):
+        yield mount

@@ -11,13 +11,12 @@ The tmpfs is mounted as root or through passwordless `sudo -n`; elsewhere the te
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import msgspec
 import pytest
-from tests.storage.test_read_only_disk import mounted_tmpfs, remount
 from tests.support.corpus import write, write_config
+from tests.support.files import remount
 from tests.support.lsp_client import LspSession
 from tests.support.processes import run_kbls
 
@@ -48,14 +47,6 @@ def _assert_served_read_only(daemon: LspSession, glacier: Path) -> None:
     assert sorted(note.path for note in notes.notes) == ["bread.md", "glacier.md"], notes
     tags = msgspec.convert(daemon.request("kb/tags", {}), wire.TagsResult)
     assert [(tag.name, tag.count) for tag in tags.tags][:1] == [("trip", 2)], tags
-
-
-@pytest.fixture
-def disk(tmp_path: Path) -> Iterator[Path]:
-    mount = tmp_path / "disk"
-    mount.mkdir()
-    with mounted_tmpfs(mount):
-        yield mount
 
 
 def test_daemon_started_on_a_read_only_store_serves_it_and_indexes_once_writable(

@@ -10,50 +10,12 @@ The tmpfs is mounted as root or through passwordless `sudo -n`; elsewhere the te
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 from tests.support.corpus import write
+from tests.support.files import remount
 from tests.support.processes import assert_no_traceback, run_kbls
-
-SUDO: list[str] = [] if os.geteuid() == 0 else ["sudo", "-n"]
-
-
-@contextlib.contextmanager
-def mounted_tmpfs(mount: Path) -> Iterator[Path]:
-    """A small tmpfs at the empty folder `mount` (unmounted after); the test is skipped where
-    mounting is not permitted."""
-    try:
-        proc = subprocess.run(
-            [*SUDO, "mount", "-t", "tmpfs", "-o", "size=32m,mode=1777", "tmpfs", str(mount)],
-            capture_output=True, text=True,
-        )
-    except FileNotFoundError as exc:
-        pytest.skip(f"cannot mount a tmpfs here: {exc}")
-    if proc.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {proc.stderr.strip()}")
-    try:
-        yield mount
-    finally:
-        subprocess.run([*SUDO, "umount", "-l", str(mount)], check=False)
-
-
-def remount(mount: Path, mode: str) -> None:
-    """Remount the tmpfs at `mount` `ro` or `rw`."""
-    subprocess.run([*SUDO, "mount", "-o", f"remount,{mode}", str(mount)], check=True)
-
-
-@pytest.fixture
-def disk(tmp_path: Path) -> Iterator[Path]:
-    mount = tmp_path / "disk"
-    mount.mkdir()
-    with mounted_tmpfs(mount):
-        yield mount
 
 
 def test_a_store_on_a_read_only_disk_is_searched_and_never_set_aside(tmp_path: Path, disk: Path) -> None:

@@ -1,5 +1,6 @@
-"""File-system situations tests stage: permissions as another user, and FIFOs that would block
-a reader forever."""
+"""File-system situations tests stage: permissions as another user, FIFOs that would block a
+reader forever, and a small disk that can be made read-only (a tmpfs, mounted as root or
+through passwordless `sudo -n`; elsewhere the test is skipped)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import codecs
 import contextlib
 import ctypes
 import os
+import subprocess
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -52,3 +54,30 @@ def run_beside_fifo(work: Callable[[], T], fifo: Path, what: str, timeout: float
         pytest.fail(f"{what} blocked on a FIFO")
     assert result, f"{what} raised (see the thread's traceback above)"
     return result[0]
+
+
+SUDO: list[str] = [] if os.geteuid() == 0 else ["sudo", "-n"]
+
+
+@contextlib.contextmanager
+def mounted_tmpfs(mount: Path) -> Iterator[Path]:
+    """A small tmpfs at the empty folder `mount` (unmounted after); the test is skipped where
+    mounting is not permitted."""
+    try:
+        proc = subprocess.run(
+            [*SUDO, "mount", "-t", "tmpfs", "-o", "size=32m,mode=1777", "tmpfs", str(mount)],
+            capture_output=True, text=True,
+        )
+    except FileNotFoundError as exc:
+        pytest.skip(f"cannot mount a tmpfs here: {exc}")
+    if proc.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {proc.stderr.strip()}")
+    try:
+        yield mount
+    finally:
+        subprocess.run([*SUDO, "umount", "-l", str(mount)], check=False)
+
+
+def remount(mount: Path, mode: str) -> None:
+    """Remount the tmpfs at `mount` `ro` or `rw`."""
+    subprocess.run([*SUDO, "mount", "-o", f"remount,{mode}", str(mount)], check=True)
