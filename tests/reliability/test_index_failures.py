@@ -153,7 +153,11 @@ def test_a_store_deleted_under_the_daemon_is_rebuilt_and_the_save_kept(
     searcher.start()
     try:
         if what == "folder":
-            shutil.rmtree(store)
+            # Gone at once, as a cleared cache is: removing it file by file raced the daemon,
+            # which may start the new store in that folder before rmtree reaches its end.
+            gone = store.with_name(store.name + "-gone")
+            store.rename(gone)
+            shutil.rmtree(gone)
         else:
             for name in ("kbls.sqlite3", "kbls.sqlite3-wal", "kbls.sqlite3-shm"):
                 (store / name).unlink(missing_ok=True)
