@@ -2,8 +2,9 @@
 
 A chunk never spans two sections unless both are tiny; each carries its breadcrumb
 (`Title > Section > Subsection`) and 0-based inclusive line range. The embedded text is the
-breadcrumb, a blank line and the body, and is verified against the model's tokenizer, so the
-model never silently truncates a chunk. Fenced code blocks stay whole where they fit.
+breadcrumb (for a chunk after the note's first, then the opening words of the note's preamble),
+a blank line and the body, and is verified against the model's tokenizer, so the model never
+silently truncates a chunk. Fenced code blocks stay whole where they fit.
 """
 
 from __future__ import annotations
