@@ -20,7 +20,9 @@ import yaml
 
 from kbls.indexing.linkforms import MARKDOWN_LINK, URL_SCHEME, WIKI_LINK, destination
 from kbls.indexing.markdown import MarkdownStructure, SourceBlock, line_runs, parse_markdown
+from kbls.indexing.spans import note_spans
 from kbls.notepath import note_stem
+from kbls.storage.records import NoteSpans
 
 #: frontmatter larger than this is not parsed (a YAML bomb is cheap to write, costly to load).
 MAX_FRONTMATTER_BYTES = 64 * 1024
@@ -48,7 +50,7 @@ _TextLoader.yaml_implicit_resolvers = {
 }
 
 _RST_UNDERLINE = re.compile(r"^([=\-~^\"'`#*+:.<>_])\1{2,}[ \t]*$")
-_TAG = re.compile(r"(?<![\w#&/\]\[(])#([A-Za-z_\u00c0-\uffff][\w/\-\u00c0-\uffff]*)")
+INLINE_TAG = re.compile(r"(?<![\w#&/\]\[(])#([A-Za-z_\u00c0-\uffff][\w/\-\u00c0-\uffff]*)")
 
 
 @dataclass(frozen=True)
@@ -84,6 +86,8 @@ class ParsedNote:
     warning: str | None = None
     #: the title is the file name (no frontmatter title, H1 or first line): not note content.
     title_from_name: bool = False
+    #: where the links and tags are written (markdown only; `kbls.indexing.spans`).
+    spans: NoteSpans = field(default_factory=NoteSpans)
 
 
 def kind_of(path: str) -> str:
@@ -275,6 +279,7 @@ def parse_note(rel_path: str, text: str) -> ParsedNote:
     current = Section(headings=[])
     note.sections.append(current)
     links: list[tuple[str, str]] = []
+    tag_lines: set[int] = set()
     capped_at: int | None = None
     for block in blocks:
         block_text = "\n".join(lines[block.start : block.end + 1])
@@ -294,7 +299,8 @@ def parse_note(rel_path: str, text: str) -> ParsedNote:
         current.blocks.append(Block(block.start, block.end, block_text))
         if kind == "md" and not block.is_code and block.start < plain_from:
             scan = _text_outside_code(lines, block, block_text, code_lines)
-            tags.extend(m.group(1) for m in _TAG.finditer(scan))
+            tag_lines.update(n for n in range(block.start, block.end + 1) if n not in code_lines)
+            tags.extend(m.group(1) for m in INLINE_TAG.finditer(scan))
             links.extend(_links(rel_path, scan))
 
     if capped_at is not None:
@@ -305,4 +311,9 @@ def parse_note(rel_path: str, text: str) -> ParsedNote:
         note.sections = [_front_matter_only(note, front_lines)]
     note.tags = [tag for tag in dict.fromkeys(t.strip().lower() for t in tags) if tag]
     note.links = [link for link in dict.fromkeys(links) if link[1] != rel_path]
+    if kind == "md":
+        note.spans = note_spans(
+            rel_path, lines[:plain_from], code_lines=code_lines, tag_lines=tag_lines, front_lines=front_lines,
+            front_tags=frozenset(note.tags), tag_pattern=INLINE_TAG,
+        )
     return note

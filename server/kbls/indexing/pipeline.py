@@ -236,7 +236,7 @@ class IndexPipeline:
         record = NoteRecord(
             path=rel, hash=digest, size=candidate.size, mtime_ns=candidate.mtime_ns, title=note.title,
             kind=note.kind, note_type=note.note_type, aliases=note.aliases, tags=note.tags,
-            links=note.links, chunks=records, warning="; ".join(warnings) or None,
+            links=note.links, chunks=records, warning="; ".join(warnings) or None, spans=note.spans,
         )
         if record.warning:
             report.skipped.append(Skipped(rel, f"indexed with a problem: {record.warning}"))

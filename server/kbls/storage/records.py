@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
 
@@ -47,6 +47,8 @@ class NoteRecord:
     links: list[tuple[str, str]]  # (kind: "path" or "wiki", target)
     chunks: list[ChunkRecord]
     warning: str | None
+    #: links and tags with their positions (markdown notes only).
+    spans: NoteSpans = field(default_factory=lambda: NoteSpans())
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,3 +103,75 @@ class ListedFile:
     path: str
     title: str
     mtime_ns: int
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """Where something is written in a note: a 0-based line and its columns, end exclusive, in
+    code points (Python's string indices) and in UTF-16 units (what most editors count)."""
+
+    line: int
+    start: int
+    end: int
+    start16: int
+    end16: int
+
+
+@dataclass(frozen=True, slots=True)
+class LinkSpan:
+    """One link as a note writes it (`kbls.indexing.spans`): what references, rename and broken
+    link checks read instead of the files. The target note is not stored: which note a name
+    names changes when another note is added or retitled, so it is resolved when read
+    (`kbls.retrieval.links.LinkResolver`, the resolver definition uses)."""
+
+    kind: str  # "wiki" or "path"
+    #: wiki: the name as written (may be empty: `[[#heading]]`); path: the URL-decoded path.
+    target: str
+    #: the look-up key: wiki, `linkforms.name_key(target)`; path, the root-relative path;
+    #: "" for a link into this note; None for a path that leaves the root.
+    key: str | None
+    heading: str | None
+    #: the label as written (`[[name|label]]`, `[label](path)`); None for `[[name]]`.
+    label: str | None
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class TagSpan:
+    """One tag as a note writes it: inline (`#tag`, `#parent/child`, the span holds the `#`) or
+    in the front matter's `tags:` (the span is the tag's text)."""
+
+    #: as the `tags` table keeps it: lowercase, without `#`.
+    tag: str
+    #: as written, without `#`.
+    written: str
+    front_matter: bool
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class NoteSpans:
+    """Every link and tag a note writes, with where (`NoteRecord.spans`)."""
+
+    links: tuple[LinkSpan, ...] = ()
+    tags: tuple[TagSpan, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class SourcedLink:
+    """A stored link with the note that writes it (`StoreReads.links_to`, `links_of`)."""
+
+    file_id: int
+    path: str
+    title: str
+    link: LinkSpan
+
+
+@dataclass(frozen=True, slots=True)
+class SourcedTag:
+    """A stored tag with the note that writes it (`StoreReads.tag_uses`)."""
+
+    file_id: int
+    path: str
+    title: str
+    tag: TagSpan

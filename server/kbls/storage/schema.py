@@ -35,7 +35,7 @@ from kbls.storage.fts import FTS_TABLE_SQL
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 #: the `meta` key of the chunking fingerprint (`StoreReads.chunking`, `StoreWrites.record_chunking`).
 CHUNKING_KEY = "chunking"
 
@@ -90,6 +90,40 @@ SCHEMA = dedent(
     CREATE INDEX IF NOT EXISTS links_target ON links(target);
     """
 )
+#: every link and tag a note writes, with its position (`kbls.indexing.spans`); created by
+#: `SCHEMA` in a new store and by the migration to v3 in an older one.
+SPANS_SQL = dedent(
+    """
+    CREATE TABLE IF NOT EXISTS link_spans (
+        file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+        kind TEXT NOT NULL,
+        target TEXT NOT NULL,
+        target_key TEXT,  -- NULL: a path that leaves the root
+        heading TEXT,
+        label TEXT,
+        line INTEGER NOT NULL,
+        start INTEGER NOT NULL,
+        end INTEGER NOT NULL,
+        start16 INTEGER NOT NULL,
+        end16 INTEGER NOT NULL
+    );
+    CREATE INDEX IF NOT EXISTS link_spans_file ON link_spans(file_id);
+    CREATE INDEX IF NOT EXISTS link_spans_key ON link_spans(target_key);
+    CREATE TABLE IF NOT EXISTS tag_spans (
+        file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+        tag TEXT NOT NULL,
+        written TEXT NOT NULL,
+        front_matter INTEGER NOT NULL,
+        line INTEGER NOT NULL,
+        start INTEGER NOT NULL,
+        end INTEGER NOT NULL,
+        start16 INTEGER NOT NULL,
+        end16 INTEGER NOT NULL
+    );
+    CREATE INDEX IF NOT EXISTS tag_spans_file ON tag_spans(file_id);
+    CREATE INDEX IF NOT EXISTS tag_spans_tag ON tag_spans(tag);
+    """
+)
 
 
 def vector_table_sql(dimension: int) -> str:
@@ -109,8 +143,22 @@ def _migrate_1_to_2(c: Connection) -> None:
     c.executemany("UPDATE files SET stem = ? WHERE id = ?", [(file_stem(path), fid) for fid, path in rows])
 
 
+def _migrate_2_to_3(c: Connection) -> None:
+    """v3 keeps where each link and tag is written (`link_spans`, `tag_spans`). The notes
+    already stored have none: forgetting the chunking fingerprint makes the next full scan
+    read every note again (their chunks and vectors stay: nothing is embedded again)."""
+    _run_script(c, SPANS_SQL)
+    c.execute("DELETE FROM meta WHERE key = ?", (CHUNKING_KEY,))
+
+
+def _run_script(c: Connection, script: str) -> None:
+    for statement in script.split(";"):
+        if statement.strip():
+            c.execute(statement)
+
+
 #: from-version -> step to the next version; each runs in the transaction that records it.
-MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _migrate_1_to_2}
+MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _migrate_1_to_2, 2: _migrate_2_to_3}
 #: indexes on columns that migrations add: created once the migrations ran.
 POST_MIGRATION_SQL = ("CREATE INDEX IF NOT EXISTS files_stem ON files(stem)",)
 
@@ -151,9 +199,7 @@ def ensure_schema(
     with pool.atomic() as c:
         if c.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'").fetchone():
             refuse_newer(path, read_meta(c))  # before this version's tables touch a later schema
-        for statement in SCHEMA.split(";"):
-            if statement.strip():
-                c.execute(statement)
+        _run_script(c, SCHEMA)
         c.execute(FTS_TABLE_SQL)
         c.execute(vector_table_sql(dimension))
         meta = read_meta(c)
@@ -180,6 +226,7 @@ def ensure_schema(
         if meta.get("schema_version") == str(SCHEMA_VERSION):
             for statement in POST_MIGRATION_SQL:
                 c.execute(statement)
+            _run_script(c, SPANS_SQL)
         check_meta(path, meta, model_id=model_id, dimension=dimension)
         if root is not None and check_root(path.parent, meta, root):
             _set_meta(c, meta, "root", str(root))

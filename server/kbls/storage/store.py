@@ -33,6 +33,7 @@ from kbls.storage.connection import (
 )
 from kbls.storage.reads import StoreReads
 from kbls.storage.schema import ensure_schema, read_schema
+from kbls.storage.spans import StoreSpans
 from kbls.storage.writes import StoreWrites
 
 STORE_FILE = "kbls.sqlite3"
@@ -69,7 +70,7 @@ class StoreIdentity:
         return StoreIdentity(st.st_dev, st.st_ino, generation)
 
 
-class Store(StoreReads, StoreWrites):
+class Store(StoreReads, StoreSpans, StoreWrites):
     """One root's SQLite store. Safe from several threads: each thread that reads gets its own
     connection, writes go through one writer connection (see `ConnectionPool`)."""
 

@@ -16,7 +16,7 @@ from kbls.indexing.linkforms import name_key
 from kbls.notepath import file_stem
 from kbls.storage import fts
 from kbls.storage.connection import Connection, ConnectionPool
-from kbls.storage.records import NoteRecord
+from kbls.storage.records import NoteRecord, NoteSpans
 from kbls.storage.schema import CHUNKING_KEY
 
 BATCH = 500
@@ -56,6 +56,7 @@ class StoreWrites:
             _delete_chunks(c, file_id)
             c.execute("DELETE FROM tags WHERE file_id = ?", (file_id,))
             c.execute("DELETE FROM links WHERE file_id = ?", (file_id,))
+            _write_spans(c, file_id, note.spans)
             c.executemany("INSERT OR IGNORE INTO tags(file_id, tag) VALUES (?, ?)", [(file_id, t) for t in note.tags])
             c.executemany(  # a wiki target as its `name_key`, which `StoreReads.incoming_links` looks up
                 "INSERT INTO links(file_id, kind, target) VALUES (?, ?, ?)",
@@ -130,3 +131,27 @@ class StoreWrites:
 def _delete_chunks(c: Connection, file_id: int) -> None:
     c.execute(fts.DELETE_FILE_SQL, (file_id,))
     c.execute("DELETE FROM chunks WHERE file_id = ?", (file_id,))
+
+
+def _write_spans(c: Connection, file_id: int, spans: NoteSpans) -> None:
+    """Replace the note's link and tag positions (in the transaction of its chunks)."""
+    c.execute("DELETE FROM link_spans WHERE file_id = ?", (file_id,))
+    c.execute("DELETE FROM tag_spans WHERE file_id = ?", (file_id,))
+    c.executemany(
+        "INSERT INTO link_spans(file_id, kind, target, target_key, heading, label, line, start, end, start16, end16) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            (file_id, s.kind, s.target, s.key, s.heading, s.label, s.span.line, s.span.start, s.span.end,
+             s.span.start16, s.span.end16)
+            for s in spans.links
+        ],
+    )
+    c.executemany(
+        "INSERT INTO tag_spans(file_id, tag, written, front_matter, line, start, end, start16, end16) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            (file_id, t.tag, t.written, int(t.front_matter), t.span.line, t.span.start, t.span.end, t.span.start16,
+             t.span.end16)
+            for t in spans.tags
+        ],
+    )

@@ -1,0 +1,87 @@
+"""The store's reads of where links and tags are written (`link_spans`, `tag_spans`):
+references, backlinks, rename and broken-link checks read these, never the files.
+
+`StoreSpans` is a third part of `kbls.storage.store.Store`, beside `StoreReads` and `StoreWrites`
+(which writes the spans with a note's chunks, `_write_spans`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from kbls.storage.connection import ConnectionPool
+from kbls.storage.records import LinkSpan, SourcedLink, SourcedTag, Span, TagSpan
+
+#: SQLite binds at most 999 variables in old builds: IN lists go in batches.
+BATCH = 500
+
+_LINK_COLUMNS = (
+    "f.id, f.path, f.title, s.kind, s.target, s.target_key, s.heading, s.label, s.line, s.start, s.end, "
+    "s.start16, s.end16"
+)
+_TAG_COLUMNS = "f.id, f.path, f.title, s.tag, s.written, s.front_matter, s.line, s.start, s.end, s.start16, s.end16"
+
+
+class StoreSpans:
+    """Read queries over `self.db`'s span tables."""
+
+    db: ConnectionPool
+
+    def links_to(self, keys: Iterable[str]) -> list[SourcedLink]:
+        """The links whose look-up key (`LinkSpan.key`) is one of `keys`, by source path and position."""
+        wanted = sorted(set(keys))
+        rows: list[Any] = []
+        for i in range(0, len(wanted), BATCH):
+            batch = wanted[i : i + BATCH]
+            marks = ",".join("?" * len(batch))
+            rows += self.db.conn.execute(
+                f"SELECT {_LINK_COLUMNS} FROM link_spans s JOIN files f ON f.id = s.file_id "
+                f"WHERE s.target_key IN ({marks})",
+                batch,
+            ).fetchall()
+        return sorted((_link(row) for row in rows), key=_link_order)
+
+    def links_of(self, path: str) -> list[SourcedLink]:
+        """Every link the note at `path` writes, in order."""
+        rows = self.db.conn.execute(
+            f"SELECT {_LINK_COLUMNS} FROM link_spans s JOIN files f ON f.id = s.file_id WHERE f.path = ? "
+            "ORDER BY s.line, s.start",
+            (path,),
+        ).fetchall()
+        return [_link(row) for row in rows]
+
+    def tag_uses(self, tag: str, nested: bool = True) -> list[SourcedTag]:
+        """Where `tag` (lowercase, no `#`) is written, and with `nested` its children
+        (`tag/child`), by source path and position."""
+        sql = f"SELECT {_TAG_COLUMNS} FROM tag_spans s JOIN files f ON f.id = s.file_id WHERE s.tag = ?"
+        params = [tag]
+        if nested:
+            # a range on the index instead of LIKE, which reads `_` as a wildcard
+            sql += " OR (s.tag >= ? AND s.tag < ?)"
+            params += [f"{tag}/", f"{tag}0"]  # "0" is the character after "/"
+        rows = self.db.conn.execute(sql, params).fetchall()
+        return sorted((_tag(row) for row in rows), key=lambda t: (t.path, t.tag.span.line, t.tag.span.start))
+
+    def tags_of(self, path: str) -> list[SourcedTag]:
+        """Every tag the note at `path` writes, in order."""
+        rows = self.db.conn.execute(
+            f"SELECT {_TAG_COLUMNS} FROM tag_spans s JOIN files f ON f.id = s.file_id WHERE f.path = ? "
+            "ORDER BY s.line, s.start",
+            (path,),
+        ).fetchall()
+        return [_tag(row) for row in rows]
+
+
+def _link_order(link: SourcedLink) -> tuple[str, int, int]:
+    return link.path, link.link.span.line, link.link.span.start
+
+
+def _link(row: Any) -> SourcedLink:
+    file_id, path, title, kind, target, key, heading, label, *where = row
+    return SourcedLink(int(file_id), str(path), str(title), LinkSpan(kind, target, key, heading, label, Span(*where)))
+
+
+def _tag(row: Any) -> SourcedTag:
+    file_id, path, title, tag, written, front_matter, *where = row
+    return SourcedTag(int(file_id), str(path), str(title), TagSpan(tag, written, bool(front_matter), Span(*where)))
