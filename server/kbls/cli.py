@@ -313,6 +313,10 @@ def main(argv: list[str] | None = None) -> int:
         logging.basicConfig(level=logging.WARNING, format="kbls: %(message)s", stream=sys.stderr)
     command: Callable[[argparse.Namespace], int] = args.func
     try:
+        if getattr(args, "store", None):
+            from kbls.config import refuse_url
+
+            refuse_url(args.store, "--store")  # before a Path folds its `//`
         if args.command in ("index", "search", "related", "status", "eval"):
             _check_root(args)
         return command(args)

@@ -296,21 +296,40 @@ def user_cache_dir() -> Path:
     return (Path(cache_home) if os.path.isabs(cache_home) else Path.home() / ".cache") / "kbls"
 
 
+# A scheme of two or more letters then `:/`: `postgresql://…`, `https://…` (a Path folds `//` to
+# `/`); `C:/notes` is a Windows drive, not a URL.
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]+:/")
+
+
+def refuse_url(store: str, setting: str) -> None:
+    """A store written as a URL is an error: read as a folder, `postgresql://h/db` became a
+    folder `postgresql:` in the working directory."""
+    if _URL.match(store):
+        scheme = store.split(":", 1)[0]
+        raise ConfigError(
+            f"{setting}: {store} is a URL, and kbls keeps a store in a folder: it has no backend for "
+            f"`{scheme}:` stores; name a folder outside the root, or leave it out to use the per-user "
+            f"cache folder"
+        )
+
+
 def resolve_store_dir(root: Path, config: Config, explicit: Path | None = None) -> Path:
     """Where the root's store lives: --store, then config `store`, then the user cache dir.
 
-    :raises ConfigError: `--store` or `store:` names the root itself, a folder above it or a
-        folder inside it (symlinks resolved): see `_outside_the_root`.
+    :raises ConfigError: `--store` or `store:` is a URL, or names the root itself, a folder above
+        it or a folder inside it (symlinks resolved): see `_outside_the_root`.
     """
     root = root.resolve()
     sibling = f"{root.name or 'notes'}-kbls"
     if explicit is not None:
+        refuse_url(str(explicit), "--store")
         fix = (
             f"leave --store out to use the `store:` setting or the per-user cache folder, or name "
             f"a folder outside the root, e.g. `--store {root.parent / sibling}`"
         )
         return _outside_the_root(explicit.expanduser().resolve(), root, f"--store {explicit}", fix)
     if config.store:
+        refuse_url(config.store, f"{root / CONFIG_FILE}: store")
         store = Path(config.store).expanduser()
         resolved = (store if store.is_absolute() else root / store).resolve()
         fix = (

@@ -11,6 +11,7 @@ naming the setting, the folder, the root and the fix, and creates nothing: each 
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -20,7 +21,7 @@ import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from tests.support.corpus import write_config
 from tests.support.lsp_client import LspSession
-from tests.support.processes import assert_no_traceback, child_env, run_kbls
+from tests.support.processes import KBLS, assert_no_traceback, child_env, run_kbls
 from tests.support.user_daemon import DaemonEnv
 from tests.userdaemon.conftest import daemon_env  # noqa: F401  (the per-user daemon fixture)
 
@@ -245,3 +246,29 @@ def _mcp(args: list[str], env: dict[str, str], tmp_path: Path, scenario: Callabl
 
     anyio.run(main)
 
+
+
+@pytest.mark.parametrize("url", ["postgresql://kb@db.example/notes", "https://example.org/store", "sqlite:///tmp/s"])
+def test_a_store_written_as_a_url_is_refused_and_creates_no_folder(root: Path, tmp_path: Path, url: str) -> None:
+    """Read as a folder, `--store postgresql://h/db` made a folder `postgresql:` in the working
+    directory and indexed into it; `store:` in `.kbls.yaml` likewise beside the root."""
+    workdir = tmp_path / "cwd"
+    workdir.mkdir()
+    scheme = url.split(":", 1)[0]
+    proc = subprocess.run(
+        [str(KBLS), "index", "--root", str(root), "--store", url],
+        capture_output=True, text=True, timeout=120, cwd=workdir, env=child_env(tmp_path),
+    )
+    assert_no_traceback(proc)
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    assert f"kbls: --store: {url} is a URL" in proc.stderr and f"no backend for `{scheme}:` stores" in proc.stderr, proc.stderr
+    assert list(workdir.iterdir()) == []
+    (root / CONFIG_FILE).write_text(f"store: {url}\n")
+    with pytest.raises(ConfigError, match=f"store: {url} is a URL"):
+        resolve_store_dir(root, load_config(root)[0])
+    assert sorted(p.name for p in root.iterdir()) == [CONFIG_FILE, "a.md", "sub"]
+
+
+def test_a_windows_drive_is_a_folder_not_a_url(root: Path) -> None:
+    """`C:/kb` names a drive's folder: only a scheme of two or more letters is a URL."""
+    assert resolve_store_dir(root, load_config(root)[0], Path("C:/kb")).name == "kb"
