@@ -35,8 +35,9 @@ M.defaults = {
     -- `limit` and `mode` of kb/search ("hybrid", "semantic", "lexical").
     limit = 20,
     mode = "hybrid",
-    -- Fold several hits of one file into one entry.
-    group_by_file = false,
+    -- One row per note: its best section, with "+N more sections" (<C-e> lists them under it).
+    -- false: a row for every matching section.
+    group_by_file = true,
     -- Milliseconds to wait after a keystroke before sending a live query.
     debounce = 150,
   },

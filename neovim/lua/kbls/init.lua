@@ -28,6 +28,8 @@ local function define_highlights()
     KblsPath = "Directory",
     KblsReason = "Comment",
     KblsSnippet = "Comment",
+    KblsMore = "Special",
+    KblsScore = "Number",
   }) do
     vim.api.nvim_set_hl(0, name, { link = link, default = true })
   end
@@ -194,7 +196,9 @@ function M.search(query, opts)
     if opts.quickfix then
       return quickfix.show(result.hits, "kbls: " .. query)
     end
-    picker.show_hits(list, { title = "kbls: " .. query })
+    -- the query and options, so that a note's further sections can be asked for
+    local shown = { title = "kbls: " .. query, query = query, search = opts.search, bufnr = opts.bufnr }
+    picker.show_hits(list, shown)
   end, { bufnr = opts.bufnr })
 end
 

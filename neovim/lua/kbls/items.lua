@@ -13,6 +13,8 @@ M.hl = {
   path = "KblsPath",
   reason = "KblsReason",
   snippet = "KblsSnippet",
+  more = "KblsMore",
+  score = "KblsScore",
 }
 
 ---@class kbls.Item
@@ -28,7 +30,9 @@ M.hl = {
 ---@field snippet string
 ---@field reasons string[]
 ---@field score number
----@field more integer
+---@field more integer further sections of the note folded into this row (`groupByFile`)
+---@field expanded boolean|nil its further sections are listed below it
+---@field child boolean|nil a further section of the note in the row above (an expanded note)
 ---@field modified integer|nil a listed note's modification time, ms since the epoch
 ---@field tags string[] a listed note's tags
 
@@ -165,21 +169,49 @@ function M.one_line_snippet(item)
   return vim.trim((item.snippet:gsub("%s+", " ")))
 end
 
+--- What a row says of the note's further sections: "+3 more sections" folded into it,
+--- "3 more sections below" once expanded, "" when there are none.
+---@param item kbls.Item
+---@return string
+function M.more_label(item)
+  if item.more <= 0 then
+    return ""
+  end
+  local sections = item.more == 1 and "section" or "sections"
+  if item.expanded then
+    return ("%d more %s below"):format(item.more, sections)
+  end
+  return ("+%d more %s"):format(item.more, sections)
+end
+
 --- The display of an item as chunks `{ {text, hl_group|nil}, ... }`: title, breadcrumb,
---- `path:line`, then (for related notes) the reasons.
+--- `path:line`, the further sections folded into the row, then (for related notes) the
+--- reasons. A further section of an expanded note (`child`) shows its sections and line only,
+--- indented under the note.
 ---@param item kbls.Item
 ---@return table[]
 function M.chunks(item)
+  if item.child then
+    local heading = #item.sections > 0 and table.concat(item.sections, M.SEP) or item.title
+    return {
+      { "  ", nil },
+      { M.SEP:sub(2) .. heading, M.hl.breadcrumb },
+      { "  ", nil },
+      { (":%d"):format(item.lnum), M.hl.path },
+    }
+  end
   local chunks = { { item.title, M.hl.title } }
   if #item.sections > 0 then
     chunks[#chunks + 1] = { M.SEP .. table.concat(item.sections, M.SEP), M.hl.breadcrumb }
   end
   local where = item.modified and item.relpath or ("%s:%d"):format(item.relpath, item.lnum)
-  if item.more > 0 then
-    where = where .. (" (+%d)"):format(item.more)
-  end
   chunks[#chunks + 1] = { "  ", nil }
   chunks[#chunks + 1] = { where, M.hl.path }
+  local more = M.more_label(item)
+  if more ~= "" then
+    chunks[#chunks + 1] = { "  ", nil }
+    chunks[#chunks + 1] = { more, M.hl.more }
+  end
   if #item.reasons > 0 then
     chunks[#chunks + 1] = { "  ", nil }
     chunks[#chunks + 1] = { table.concat(item.reasons, "; "), M.hl.reason }

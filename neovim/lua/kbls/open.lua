@@ -1,10 +1,35 @@
---- Open a hit: its file at the chunk's first line, in the current window, a split or a tab.
+--- Open a hit: its file in the current window, a split or a tab, the cursor on the section's
+--- first line (normal mode, nothing selected) and the section revealed.
 local M = {}
 
 local commands = { edit = "edit", split = "split", vsplit = "vsplit", tab = "tabedit" }
 
---- Open an item's file at its first line. `how`: "edit" (default), "split", "vsplit", "tab".
----@param item kbls.Item|{filename: string, lnum: integer}
+--- Put `win`'s cursor on line `first` (column 0, folds there opened) and scroll so that the
+--- lines `first`..`last` show: the whole section, centred, when it fits the window, else from
+--- its first line.
+---@param win integer 0 for the current window
+---@param first integer 1-based
+---@param last integer|nil 1-based, inclusive (default: `first`)
+function M.reveal(win, first, last)
+  win = win == 0 and vim.api.nvim_get_current_win() or win
+  local count = vim.api.nvim_buf_line_count(vim.api.nvim_win_get_buf(win))
+  first = math.min(math.max(first or 1, 1), count)
+  last = math.min(math.max(last or first, first), count)
+  vim.api.nvim_win_set_cursor(win, { first, 0 })
+  vim.api.nvim_win_call(win, function()
+    pcall(vim.cmd, "normal! zv")
+    local height = vim.api.nvim_win_get_height(win)
+    local spare = height - (last - first + 1)
+    local top = spare > 0 and first - math.floor(spare / 2) or first
+    -- no empty rows after the end of the file when it could fill the window
+    top = math.max(1, math.min(top, count - height + 1, first))
+    vim.fn.winrestview({ topline = top, lnum = first, col = 0, curswant = 0 })
+  end)
+end
+
+--- Open an item's file at its section. `how`: "edit" (default), "split", "vsplit", "tab".
+--- Called from a picker's prompt (insert or terminal mode), it leaves that mode first.
+---@param item kbls.Item|{filename: string, lnum: integer, end_lnum?: integer}
 ---@param how string|nil
 function M.open(item, how)
   local cmd = commands[how or "edit"] or "edit"
@@ -14,9 +39,10 @@ function M.open(item, how)
   else
     vim.cmd(cmd .. " " .. vim.fn.fnameescape(item.filename))
   end
-  local last = vim.api.nvim_buf_line_count(0)
-  pcall(vim.api.nvim_win_set_cursor, 0, { math.min(math.max(item.lnum or 1, 1), last), 0 })
-  pcall(vim.cmd, "normal! zvzz")
+  M.reveal(0, item.lnum or 1, item.end_lnum)
+  if vim.api.nvim_get_mode().mode:find("^[iRt]") then
+    vim.cmd("stopinsert")
+  end
 end
 
 return M

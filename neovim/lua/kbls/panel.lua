@@ -1,6 +1,8 @@
 --- `:KbRelatedPanel`: a side window listing the notes related to the section under the cursor,
 --- following the cursor in note buffers (debounced; a request still in flight is cancelled when
---- the cursor moves on). `<CR>` opens a note at its section, `<C-l>` inserts a link to it.
+--- the cursor moves on). Each note is a block: its score, then its title and sections, why it is
+--- related and where, wrapped to the window's width so that nothing is cut. `<CR>` on any line of
+--- a block opens the note at its section, `<C-l>` inserts a link to it.
 local api = require("kbls.api")
 local config = require("kbls.config")
 local items = require("kbls.items")
@@ -14,8 +16,12 @@ local util = require("kbls.util")
 
 local M = {}
 
+--- The panel's width: 40% of the columns, from `MIN_WIDTH` to `WIDTH`.
 M.WIDTH = 60
+M.MIN_WIDTH = 30
 M.DEBOUNCE = 300
+--- Where a block's lines after the score start ("0.82  ").
+local INDENT = 6
 local ns = vim.api.nvim_create_namespace("kbls-panel")
 
 ---@class kbls.PanelState
@@ -27,6 +33,7 @@ local ns = vim.api.nvim_create_namespace("kbls-panel")
 ---@field requester kbls.Requester|nil
 ---@field debounced kbls.Debounced|nil
 ---@field group integer|nil
+---@field last table|nil what was rendered last (rendered again when the width changes)
 M.state = { shown = {} }
 
 ---@return boolean
@@ -40,22 +47,102 @@ local function is_note(bufnr)
     and vim.tbl_contains(config.options.filetypes, vim.bo[bufnr].filetype)
 end
 
+--- Chunks `{ {text, hl_group|nil}, ... }` as lines no wider than `width` columns, broken at
+--- spaces and after slashes (a word wider than a line is broken where it must); every line
+--- after the first starts with `indent` spaces.
+---@param chunks table[]
+---@param width integer
+---@param indent integer
+---@return table[][] lines of chunks
+function M.wrap(chunks, width, indent)
+  local lines, line, used = {}, {}, 0
+  local function newline()
+    lines[#lines + 1] = line
+    line, used = { { (" "):rep(indent), nil } }, indent
+  end
+  for _, chunk in ipairs(chunks) do
+    -- a word ends at a space or after a slash, so that a path breaks between its folders
+    for space, word in chunk[1]:gmatch("(%s*)([^%s/]*/?)") do
+      if space ~= "" or word ~= "" then
+        local need = vim.fn.strdisplaywidth(space .. word)
+        if used + need > width and used > indent then
+          newline()
+          space, need = "", vim.fn.strdisplaywidth(word)
+        end
+        while used + need > width and word ~= "" do
+          -- a word wider than the line: as much as fits, then the rest on the next line
+          local fit = math.max(1, width - used - vim.fn.strdisplaywidth(space))
+          local head = vim.fn.strcharpart(word, 0, fit)
+          while vim.fn.strdisplaywidth(head) > fit and vim.fn.strchars(head) > 1 do
+            head = vim.fn.strcharpart(head, 0, vim.fn.strchars(head) - 1)
+          end
+          line[#line + 1] = { space .. head, chunk[2] }
+          word, space = vim.fn.strcharpart(word, vim.fn.strchars(head)), ""
+          newline()
+          need = vim.fn.strdisplaywidth(word)
+        end
+        if space .. word ~= "" then
+          line[#line + 1] = { space .. word, chunk[2] }
+          used = used + need
+        end
+      end
+    end
+  end
+  lines[#lines + 1] = line
+  return lines
+end
+
+--- The block of lines of one related note: the score and the title › sections, then why it is
+--- related (the server's reasons), then `path:line`, each wrapped to `width`.
+---@param item kbls.Item
+---@param width integer
+---@return table[][] lines of chunks
+function M.block(item, width)
+  local head = { { ("%-" .. INDENT .. "s"):format(("%.2f"):format(item.score)), items.hl.score } }
+  head[#head + 1] = { item.title, items.hl.title }
+  if #item.sections > 0 then
+    head[#head + 1] = { items.SEP .. table.concat(item.sections, items.SEP), items.hl.breadcrumb }
+  end
+  local out = M.wrap(head, width, INDENT)
+  local pad = { (" "):rep(INDENT), nil }
+  if #item.reasons > 0 then
+    vim.list_extend(
+      out,
+      M.wrap({ pad, { table.concat(item.reasons, "; "), items.hl.reason } }, width, INDENT)
+    )
+  end
+  local where = ("%s:%d"):format(item.relpath, item.lnum)
+  vim.list_extend(out, M.wrap({ pad, { where, items.hl.path } }, width, INDENT))
+  return out
+end
+
 --- Replace the panel's text; `entries` are items, or nil with a message.
 local function render(header, entries, message)
   local st = M.state
   if not (st.buf and vim.api.nvim_buf_is_valid(st.buf)) then
     return
   end
+  st.last = { header, entries, message }
+  local width = M.is_open() and vim.api.nvim_win_get_width(st.win) or M.WIDTH
   local lines, marks = { header, "" }, {}
   st.shown = {}
   if message then
     lines[#lines + 1] = message
   end
   for _, item in ipairs(entries or {}) do
-    local text, hls = items.display(item)
-    lines[#lines + 1] = text
-    st.shown[#lines] = item
-    marks[#lines] = hls
+    for _, chunks in ipairs(M.block(item, width)) do
+      local text, col, hls = {}, 0, {}
+      for _, chunk in ipairs(chunks) do
+        text[#text + 1] = chunk[1]
+        if chunk[2] then
+          hls[#hls + 1] = { col, col + #chunk[1], chunk[2] }
+        end
+        col = col + #chunk[1]
+      end
+      lines[#lines + 1] = table.concat(text)
+      st.shown[#lines] = item
+      marks[#lines] = hls
+    end
   end
   vim.bo[st.buf].modifiable = true
   vim.api.nvim_buf_set_lines(st.buf, 0, -1, false, lines)
@@ -64,7 +151,7 @@ local function render(header, entries, message)
   vim.api.nvim_buf_set_extmark(st.buf, ns, 0, 0, { end_col = #header, hl_group = items.hl.title })
   for row, hls in pairs(marks) do
     for _, hl in ipairs(hls) do
-      vim.api.nvim_buf_set_extmark(st.buf, ns, row - 1, hl[1][1], { end_col = hl[1][2], hl_group = hl[2] })
+      vim.api.nvim_buf_set_extmark(st.buf, ns, row - 1, hl[1], { end_col = hl[2], hl_group = hl[3] })
     end
   end
 end
@@ -166,7 +253,10 @@ function M.open()
   vim.cmd("botright vsplit")
   st.win = vim.api.nvim_get_current_win()
   vim.api.nvim_win_set_buf(st.win, st.buf)
-  vim.api.nvim_win_set_width(st.win, M.WIDTH)
+  vim.api.nvim_win_set_width(
+    st.win,
+    math.max(M.MIN_WIDTH, math.min(M.WIDTH, math.floor(vim.o.columns * 0.4)))
+  )
   for opt, value in pairs({ number = false, relativenumber = false, wrap = false, winfixwidth = true }) do
     vim.wo[st.win][opt] = value
   end
@@ -180,6 +270,14 @@ function M.open()
     callback = function(ev)
       if M.is_open() and is_note(ev.buf) and vim.api.nvim_get_current_win() ~= st.win then
         st.debounced.call(vim.api.nvim_get_current_win())
+      end
+    end,
+  })
+  vim.api.nvim_create_autocmd("WinResized", {
+    group = st.group,
+    callback = function()
+      if M.is_open() and st.last and vim.tbl_contains(vim.v.event.windows or {}, st.win) then
+        render(unpack(st.last, 1, 3))
       end
     end,
   })

@@ -76,8 +76,10 @@ describe("fzf-lua picker", function()
       return screen:find("Beta › Second", 1, true) ~= nil
     end)
     assert.equals("alpha", server.of("kb/search")[1].params.query)
-    assert.matches("a.md:5:1:Alpha › First", screen, 1, true)
-    assert.matches("b.md:20:1:Beta › Second", screen, 1, true)
+    -- the title first, the path after it (fzf shows the row, not the `path:line:col:` fzf-lua reads)
+    assert.matches("> Alpha › First  a.md:5  snippet of Alpha", screen, 1, true)
+    assert.matches("  Beta › Second  b.md:20  snippet of Beta", screen, 1, true)
+    assert.is_nil(screen:find("a.md:5:1:", 1, true), screen)
     -- the builtin previewer shows the first hit's file at the chunk's first line
     local preview
     wait("preview", function()
@@ -118,8 +120,8 @@ describe("fzf-lua picker", function()
     end)
     assert.same({ limit = 200 }, server.of("kb/notes")[1].params)
     local screen = select(2, fzf_screen())
-    assert.matches("c.md:1:1:Gamma  " .. os.date("%Y-%m-%d", 1764500000) .. "  #greek", screen, 1, true)
-    assert.is_true(screen:find("c.md:1:1", 1, true) < screen:find("a.md:1:1", 1, true), screen)
+    assert.matches("Gamma  c.md  " .. os.date("%Y-%m-%d", 1764500000) .. "  #greek", screen, 1, true)
+    assert.is_true(screen:find("Gamma  c.md", 1, true) < screen:find("Alpha  a.md", 1, true), screen)
   end)
 
   with_fzf(":KbTags lists tags with counts; enter opens the search of its notes", function()
@@ -175,6 +177,73 @@ describe("fzf-lua picker", function()
     end)
   end)
 
+  with_fzf("a row starts with the title, not the path", function()
+    vim.o.columns = 100
+    vim.cmd("KbSearch alpha")
+    local screen
+    wait("fzf with results", function()
+      screen = select(2, fzf_screen())
+      return screen:find("Beta", 1, true) ~= nil
+    end)
+    assert.matches("\n> Alpha › First", screen, 1, true)
+    vim.o.columns = 200
+  end)
+
+  with_fzf("one row per note; ctrl-e lists its further sections under it, <CR> on one opens it", function()
+    vim.cmd("split")
+    vim.cmd("resize 10")
+    local win = vim.api.nvim_get_current_win()
+    vim.cmd("KbSearch undo")
+    local buf, screen
+    wait("one row per note", function()
+      buf, screen = fzf_screen()
+      return screen:find("+2 more sections", 1, true) ~= nil
+    end)
+    assert.is_true(server.of("kb/search")[1].params.groupByFile)
+    assert.matches("> Alpha › First  a.md:5  +2 more sections  snippet of Alpha", screen, 1, true)
+    vim.wait(200)
+    type_keys(buf, "\005") -- ctrl-e
+    wait("the sections of a.md under its row", function()
+      screen = select(2, fzf_screen())
+      return screen:find("› Undo a push  :30", 1, true) ~= nil
+    end)
+    assert.matches("Alpha › First  a.md:5  2 more sections below", screen, 1, true)
+    assert.matches("› Reset  :15", screen, 1, true)
+    local asked = vim.tbl_filter(function(r)
+      return r.params.filters ~= nil
+    end, server.of("kb/search"))
+    assert.same({ "/a.md" }, asked[1].params.filters.paths)
+    assert.is_false(asked[1].params.groupByFile)
+    -- the cursor to the first section under the note, then open it
+    local lines = vim.split(screen, "\n")
+    local at, want
+    for i, line in ipairs(lines) do
+      if line:find("^>") then
+        at = i
+      end
+      if line:find("Undo a push", 1, true) then
+        want = i
+      end
+    end
+    type_keys(buf, ("\014"):rep(want - at)) -- ctrl-n
+    wait("the section selected", function()
+      return select(2, fzf_screen()):find("> %s*› Undo a push") ~= nil
+    end)
+    type_keys(buf, "\r")
+    wait("opened", function()
+      return vim.api.nvim_get_current_win() == win and vim.api.nvim_buf_get_name(0) == root .. "/a.md"
+    end)
+    wait("normal mode at the section", function()
+      return vim.fn.mode() == "n" and vim.fn.line(".") == 30
+    end)
+    assert.same({ 30, 0 }, vim.api.nvim_win_get_cursor(win))
+    local top, bottom = vim.fn.line("w0"), vim.fn.line("w$")
+    assert.is_true(
+      top <= 30 and bottom >= 37,
+      ("the window shows %d-%d of the section 30-37"):format(top, bottom)
+    )
+  end)
+
   with_fzf(":KbRelated lists the related notes with their reasons", function()
     vim.api.nvim_win_set_cursor(0, { 6, 0 })
     vim.cmd("KbRelated")
@@ -183,7 +252,7 @@ describe("fzf-lua picker", function()
       screen = select(2, fzf_screen())
       return screen:find("links here", 1, true) ~= nil
     end)
-    assert.matches("b.md:20:1:Beta › Second  links here", screen, 1, true)
+    assert.matches("Beta › Second  b.md:20  links here", screen, 1, true)
     assert.same({ line = 5, character = 0 }, server.of("kb/related")[1].params.position)
   end)
 end)

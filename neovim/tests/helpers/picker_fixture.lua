@@ -1,6 +1,7 @@
 -- What the picker specs (telescope, snacks, fzf-lua) run against: a workspace of three notes of
 -- 40 lines, an in-process fake server answering kb/search, kb/related, kb/notes and kb/tags over
--- them, and kbls set up with its client attached to a.md.
+-- them, and kbls set up with its client attached to a.md. A query with "undo" answers a.md with
+-- two more sections folded into its row, and those sections when narrowed to a.md's path.
 local clients = require("kbls.lsp.clients")
 local fake = require("helpers.fake_server")
 local ws = require("helpers.workspace")
@@ -28,6 +29,16 @@ local function answer(fixture, method, params)
     }
     if params.query:find("gamma") then
       hits = { fake.hit(root, "c.md", "Gamma", "Gamma", 29, 31) }
+    elseif params.query:find("undo") and params.filters and params.filters.paths then
+      -- the sections of one note (`groupByFile` off, narrowed to its path), best first
+      hits = {
+        fake.hit(root, "a.md", "Alpha", "Alpha > First", 4, 8),
+        fake.hit(root, "a.md", "Alpha", "Alpha > Undo a push", 29, 36),
+        fake.hit(root, "a.md", "Alpha", "Alpha > Reset", 14, 18),
+      }
+    elseif params.query:find("undo") then
+      -- one row per note: a.md's best section, two more folded into it
+      hits[1].more = 2
     end
     return { hits = hits, tookMs = 1, index = ready() }
   elseif method == "kb/related" then

@@ -32,6 +32,23 @@ local function wait_items(what, count)
   return p
 end
 
+--- Wait until the active picker shows `count` rows in its list window (rendered, so a move of
+--- the cursor is not undone by a render still to come); returns it.
+local function wait_rendered(what, count)
+  local p
+  wait(what, function()
+    p = active()
+    if not (p and #p:items() == count and not p:is_active() and p.list.win.buf) then
+      return false
+    end
+    local shown = vim.tbl_filter(function(line)
+      return vim.trim(line) ~= ""
+    end, vim.api.nvim_buf_get_lines(p.list.win.buf, 0, -1, false))
+    return #shown == count
+  end)
+  return p
+end
+
 describe("snacks picker", function()
   local root, server, fixture
   setup(function()
@@ -173,6 +190,62 @@ describe("snacks picker", function()
     assert.same({ 20, 25 }, span)
     local cursor = vim.api.nvim_win_get_cursor(p.preview.win.win)[1]
     assert.equals(20, cursor)
+  end)
+
+  it("one row per note; <C-e> lists its further sections under it, <C-e> again folds them", function()
+    require("kbls").search("undo")
+    local p = wait_items("one row per note", 2)
+    assert.is_true(server.of("kb/search")[1].params.groupByFile)
+    assert.equals("Alpha › First  a.md:5  +2 more sections  snippet of Alpha", row(p, p:items()[1]))
+    p:action("kbls_expand")
+    wait_rendered("the sections of a.md under its row", 4)
+    local asked = server.of("kb/search")[2].params
+    assert.same({ "/a.md" }, asked.filters.paths)
+    assert.is_false(asked.groupByFile)
+    assert.same(
+      {
+        "Alpha › First  a.md:5  2 more sections below  snippet of Alpha",
+        "  › Undo a push  :30  snippet of Alpha",
+        "  › Reset  :15  snippet of Alpha",
+        "Beta › Second  b.md:20  snippet of Beta",
+      },
+      vim.tbl_map(function(item)
+        return row(p, item)
+      end, p:items())
+    )
+    assert.equals(2, #server.of("kb/search"))
+    assert.equals("a.md", p:current().kbls.relpath)
+    assert.is_nil(p:current().kbls.child)
+    -- <C-e> on a section folds its note again, and the note's row is selected
+    p.list:move(2, true)
+    assert.is_true(p:current().kbls.child)
+    p:action("kbls_expand")
+    wait("folded", function()
+      return #p:items() == 2 and p:current() ~= nil and p:current().kbls.relpath == "a.md"
+    end)
+    assert.equals(2, #server.of("kb/search"))
+  end)
+
+  it("<CR> on a section puts the cursor on its first line and shows the whole section", function()
+    vim.cmd("split")
+    vim.cmd("resize 10")
+    local win = vim.api.nvim_get_current_win()
+    require("kbls").search("undo")
+    local p = wait_items("rows", 2)
+    p:action("kbls_expand")
+    wait_rendered("sections", 4)
+    p.list:move(2, true)
+    assert.equals("Undo a push", p:current().kbls.sections[1])
+    p:action("confirm")
+    wait("opened", function()
+      return vim.api.nvim_get_current_win() == win and vim.fn.mode() == "n" and vim.fn.line(".") == 30
+    end)
+    assert.same({ 30, 0 }, vim.api.nvim_win_get_cursor(win))
+    local top, bottom = vim.fn.line("w0"), vim.fn.line("w$")
+    assert.is_true(
+      top <= 30 and bottom >= 37,
+      ("the window shows %d-%d of the section 30-37"):format(top, bottom)
+    )
   end)
 
   it(":KbRelated lists the related notes with their reasons", function()

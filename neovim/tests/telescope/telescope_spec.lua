@@ -266,6 +266,110 @@ describe("telescope extension", function()
     assert.same({ line = 5, character = 0 }, server.of("kb/related")[1].params.position)
   end)
 
+  --- The callback of a mapping of the prompt (insert mode).
+  local function mapping(b, lhs)
+    local map = vim.api.nvim_buf_call(b, function()
+      return vim.fn.maparg(lhs, "i", false, true)
+    end)
+    assert.is_function(map.callback, lhs .. " is not mapped")
+    return map.callback
+  end
+
+  it("search: one row per note; <C-e> lists its further sections under it, <C-e> again folds them", function()
+    require("telescope").load_extension("kbls")
+    require("telescope").extensions.kbls.search({ query = "undo" })
+    local p, b = wait_rows("one row per note", 2)
+    assert.is_true(server.of("kb/search")[1].params.groupByFile)
+    assert.matches(
+      "Alpha › First  a.md:5  +2 more sections  snippet of Alpha",
+      table.concat(result_lines(p), "\n"),
+      1,
+      true
+    )
+    mapping(b, "<C-E>")()
+    wait("the sections of a.md under its row", function()
+      return #result_lines(p) == 4
+    end)
+    local asked = server.of("kb/search")[2].params
+    assert.same({ "/a.md" }, asked.filters.paths)
+    assert.is_false(asked.groupByFile)
+    assert.equals("undo", asked.query)
+    local text = table.concat(result_lines(p), "\n")
+    assert.matches("Alpha › First  a.md:5  2 more sections below", text, 1, true)
+    assert.matches("  › Undo a push  :30", text, 1, true)
+    assert.matches("  › Reset  :15", text, 1, true)
+    assert.equals(2, #server.of("kb/search")) -- the note's hits were not asked for again
+    wait("the note's row still selected", function()
+      local e = require("telescope.actions.state").get_selected_entry()
+      return e and e.value.relpath == "a.md" and not e.value.child
+    end)
+    -- the order of the rows: the note, its sections, the next note
+    local order = {}
+    for i = 1, 4 do
+      order[i] = p.manager:get_entry(i).value
+    end
+    assert.same({ "First", "Undo a push", "Reset", "Second" }, {
+      order[1].sections[1],
+      order[2].sections[1],
+      order[3].sections[1],
+      order[4].sections[1],
+    })
+    assert.is_true(order[2].child and order[3].child)
+    -- <C-e> on a section folds its note again
+    require("telescope.actions").move_selection_worse(b)
+    mapping(b, "<C-E>")()
+    wait("folded", function()
+      return #result_lines(p) == 2
+    end)
+    assert.equals(2, #server.of("kb/search"))
+    wait("the note's row selected again", function()
+      local e = require("telescope.actions.state").get_selected_entry()
+      return e and e.value.relpath == "a.md" and not e.value.child
+    end)
+  end)
+
+  it("search: <CR> on a section puts the cursor on its first line and shows the whole section", function()
+    require("telescope").load_extension("kbls")
+    vim.cmd("split")
+    vim.cmd("resize 10")
+    local win = vim.api.nvim_get_current_win()
+    require("telescope").extensions.kbls.search({ query = "undo" })
+    local p, b = wait_rows("rows", 2)
+    mapping(b, "<C-E>")()
+    wait("sections", function()
+      return #result_lines(p) == 4
+    end)
+    require("telescope.actions").move_selection_worse(b)
+    assert.equals("Undo a push", require("telescope.actions.state").get_selected_entry().value.sections[1])
+    require("telescope.actions").select_default(b)
+    wait("opened", function()
+      return vim.api.nvim_get_current_win() == win and vim.fn.mode() == "n" and vim.fn.line(".") == 30
+    end)
+    assert.same({ 30, 0 }, vim.api.nvim_win_get_cursor(win))
+    local top, bottom = vim.fn.line("w0"), vim.fn.line("w$")
+    assert.is_true(
+      top <= 30 and bottom >= 37,
+      ("the window shows %d-%d of the section 30-37"):format(top, bottom)
+    )
+  end)
+
+  it("search: the preview is titled after kbls", function()
+    require("telescope").load_extension("kbls")
+    require("telescope").extensions.kbls.search({ query = "alpha" })
+    local p = wait_rows("rows", 2)
+    local title
+    wait("the preview's title", function()
+      local border = p.layout and p.layout.preview and p.layout.preview.border
+      if not (border and border.bufnr and vim.api.nvim_buf_is_valid(border.bufnr)) then
+        return false
+      end
+      title = vim.api.nvim_buf_get_lines(border.bufnr, 0, 1, false)[1] or ""
+      return p.previewer.state and p.previewer.state.bufnr ~= nil and title:find("kbls", 1, true) ~= nil
+    end)
+    assert.matches("kbls preview", title, 1, true)
+    assert.is_nil(title:find("Grep", 1, true), title)
+  end)
+
   it(":KbSearch uses telescope when it is the picker", function()
     vim.cmd("KbSearch alpha")
     local p

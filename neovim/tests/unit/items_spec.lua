@@ -80,9 +80,30 @@ describe("kbls.items", function()
       fake.hit(ROOT, "b.md", "B", "B", 0, 2, { more = 2, reasons = { "links here", "shared tags: rust" } })
     )
     local text, hls = items.display(item)
-    assert.equals("B  b.md:1 (+2)  links here; shared tags: rust", text)
+    assert.equals("B  b.md:1  +2 more sections  links here; shared tags: rust", text)
     assert.equals("KblsReason", hls[#hls][2])
     assert.equals("links here; shared tags: rust", text:sub(hls[#hls][1][1] + 1, hls[#hls][1][2]))
+    assert.equals("KblsMore", hls[#hls - 1][2])
+    assert.equals("+2 more sections", text:sub(hls[#hls - 1][1][1] + 1, hls[#hls - 1][1][2]))
+  end)
+
+  it("says how many sections a row holds, one or several, folded or listed below it", function()
+    local one = items.item(fake.hit(ROOT, "b.md", "B", "B", 0, 2, { more = 1 }))
+    assert.equals("+1 more section", items.more_label(one))
+    local three = items.item(fake.hit(ROOT, "b.md", "B", "B", 0, 2, { more = 3 }))
+    assert.equals("+3 more sections", items.more_label(three))
+    three.expanded = true
+    assert.equals("3 more sections below", items.more_label(three))
+    assert.equals("", items.more_label(items.item(fake.hit(ROOT, "b.md", "B", "B", 0, 2))))
+  end)
+
+  it("shows a further section of an expanded note indented, by its heading and line only", function()
+    local child = items.item(fake.hit(ROOT, "rust/borrowing.md", "Borrowing", "Borrowing > Slices", 40, 50))
+    child.child = true
+    assert.equals("  › Slices  :41", (items.display(child)))
+    local top = items.item(fake.hit(ROOT, "rust/borrowing.md", "Borrowing", "Borrowing", 0, 5))
+    top.child = true
+    assert.equals("  › Borrowing  :1", (items.display(top)))
   end)
 
   it("makes telescope-shaped entries", function()

@@ -34,7 +34,9 @@ describe(":KbRelatedPanel", function()
     vim.cmd("edit " .. root .. "/a.md")
     assert.is_true(spec_clients.wait_initialized())
   end)
+  local columns = vim.o.columns
   after_each(function()
+    vim.o.columns = columns
     panel.close()
     spec_clients.kill_all()
     vim.api.nvim_del_augroup_by_name("kbls")
@@ -57,14 +59,14 @@ describe(":KbRelatedPanel", function()
     assert.is_true(panel.is_open())
     assert.equals(source, vim.api.nvim_get_current_win()) -- the cursor stays in the note
     assert.is_true(vim.wait(2000, function()
-      return panel_text():find("Beta › Second  b.md:20  links here", 1, true) ~= nil
+      return panel_text():find("0.50  Beta › Second\n      links here\n      b.md:20", 1, true) ~= nil
     end, 10))
     assert.matches("Related to a.md:3", panel_text(), 1, true)
     assert.same({ line = 2, character = 0 }, server.of("kb/related")[1].params.position)
 
     move_to(25)
     assert.is_true(vim.wait(2000, function()
-      return panel_text():find("Gamma  c.md:30  similar section", 1, true) ~= nil
+      return panel_text():find("0.50  Gamma\n      similar section\n      c.md:30", 1, true) ~= nil
     end, 10))
     assert.is_nil(panel_text():find("Beta", 1, true))
     local asked = #server.of("kb/related")
@@ -101,6 +103,79 @@ describe(":KbRelatedPanel", function()
     assert.equals(root .. "/b.md", vim.api.nvim_buf_get_name(0))
     assert.equals(20, vim.api.nvim_win_get_cursor(0)[1])
     assert.is_true(panel.is_open())
+  end)
+
+  it("in an 80-column Neovim: score first, then the reasons, every line within the panel", function()
+    vim.o.columns = 80
+    local title = "Rewriting history without losing work"
+    local reasons = { "similar to § Undo the last commit but keep the changes staged (0.76)", "links here" }
+    server = fake.new({
+      delay = 10,
+      answer = function(method)
+        if method == "kb/related" then
+          local hit = fake.hit(
+            root,
+            "git/deeply nested/rewriting-history.md",
+            title,
+            title .. " > Final steps",
+            19,
+            24,
+            {
+              reasons = reasons,
+              score = 0.7614,
+            }
+          )
+          return { hits = { hit } }
+        end
+        return {}
+      end,
+    })
+    spec_clients.kill_all()
+    require("kbls").setup({ cmd = server.cmd })
+    vim.cmd("edit! " .. root .. "/a.md")
+    assert.is_true(spec_clients.wait_initialized())
+    panel.open()
+    assert.is_true(vim.wait(2000, function()
+      return panel_text():find("0.76", 1, true) ~= nil
+    end, 10))
+    local width = vim.api.nvim_win_get_width(panel.state.win)
+    assert.is_true(width <= 40, "panel width " .. width)
+    assert.is_true(vim.api.nvim_win_get_width(0) >= 39, "the note keeps half the screen")
+    local lines = vim.api.nvim_buf_get_lines(panel.state.buf, 0, -1, false)
+    for i, line in ipairs(lines) do
+      assert.is_true(vim.fn.strdisplaywidth(line) <= width, ("line %d is cut: %q"):format(i, line))
+    end
+    local block = table.concat(vim.list_slice(lines, 3), "\n")
+    assert.matches("^0%.76  Rewriting", block)
+    local flat = block:gsub("%s+", " ")
+    assert.matches(title .. " › Final steps", flat, 1, true)
+    assert.matches(table.concat(reasons, "; "), flat, 1, true)
+    assert.matches("git/deeply nested/rewriting-history.md:20", (block:gsub("\n%s+", "")), 1, true)
+    assert.is_true(flat:find("Final steps", 1, true) < flat:find("similar to", 1, true))
+    -- <CR> on any line of the block opens the note
+    vim.api.nvim_set_current_win(panel.state.win)
+    vim.api.nvim_win_set_cursor(0, { #lines, 0 })
+    local item = panel.state.shown[#lines]
+    assert.equals(title, item and item.title)
+    assert.equals(item, panel.state.shown[3])
+  end)
+
+  it("wraps at spaces, and breaks a word wider than the line", function()
+    local lines = panel.wrap({ { "aaa bbb ccc", "X" } }, 8, 2)
+    local text = vim.tbl_map(function(chunks)
+      return table.concat(vim.tbl_map(function(c)
+        return c[1]
+      end, chunks))
+    end, lines)
+    assert.same({ "aaa bbb", "  ccc" }, text)
+    local long = panel.wrap({ { "abcdefghijklmnop", "X" } }, 8, 2)
+    for _, chunks in ipairs(long) do
+      local line = table.concat(vim.tbl_map(function(c)
+        return c[1]
+      end, chunks))
+      assert.is_true(vim.fn.strdisplaywidth(line) <= 8, line)
+    end
+    assert.equals(3, #long)
   end)
 
   it("closes cleanly when its window is closed", function()

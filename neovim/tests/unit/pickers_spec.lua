@@ -88,6 +88,82 @@ describe("kbls pickers without telescope", function()
     end
   )
 
+  it(
+    ":KbSearch shows one row per note; its '+N more sections' row lists the note's sections, best first",
+    function()
+      local sent = {}
+      api.search = function(params, cb)
+        sent[#sent + 1] = params
+        if #sent == 1 then
+          cb(nil, {
+            hits = {
+              fake.hit(root, "a.md", "A", "A > Best", 9, 12, { more = 2 }),
+              fake.hit(root, "b.md", "B", "B > Two", 19, 25),
+            },
+          })
+        else
+          -- the note's sections for the query, and a hit of another note (a `path:` term widens
+          -- the filter): only a.md's are listed
+          cb(nil, {
+            hits = {
+              fake.hit(root, "a.md", "A", "A > Best", 9, 12),
+              fake.hit(root, "b.md", "B", "B > Two", 19, 25),
+              fake.hit(root, "a.md", "A", "A > Second", 29, 31),
+              fake.hit(root, "a.md", "A", "A > Third", 0, 3),
+            },
+          })
+        end
+        return function() end
+      end
+      local shown, prompts = {}, {}
+      vim.ui.select = function(list, opts, cb)
+        shown[#shown + 1] = vim.tbl_map(opts.format_item, list)
+        prompts[#prompts + 1] = opts.prompt
+        cb(list[#shown == 1 and 2 or 3], 1) -- the "+2 more sections" row, then the third section
+      end
+      vim.cmd("KbSearch tag:x how do I undo")
+      assert.is_true(sent[1].groupByFile)
+      assert.same(
+        { "A › Best  a.md:10  +2 more sections", "  +2 more sections of A", "B › Two  b.md:20" },
+        shown[1]
+      )
+      assert.equals("tag:x how do I undo", sent[2].query)
+      assert.is_false(sent[2].groupByFile)
+      assert.same({ "/a.md" }, sent[2].filters.paths)
+      assert.equals(200, sent[2].limit)
+      assert.same(
+        { "A › Best  a.md:10  2 more sections below", "  › Second  :30", "  › Third  :1" },
+        shown[2]
+      )
+      assert.equals("A: 3 sections", prompts[2])
+      assert.equals(root .. "/a.md", vim.api.nvim_buf_get_name(0))
+      assert.equals(1, vim.api.nvim_win_get_cursor(0)[1])
+    end
+  )
+
+  it("search.group_by_file = false: a row for every section, nothing to expand", function()
+    config.setup({ picker = "select", search = { group_by_file = false } })
+    local sent
+    api.search = function(params, cb)
+      sent = params
+      cb(nil, {
+        hits = {
+          fake.hit(root, "a.md", "A", "A > One", 2, 4),
+          fake.hit(root, "a.md", "A", "A > Two", 9, 12),
+        },
+      })
+      return function() end
+    end
+    local shown
+    vim.ui.select = function(list, opts, cb)
+      shown = vim.tbl_map(opts.format_item, list)
+      cb(nil)
+    end
+    vim.cmd("KbSearch undo")
+    assert.is_false(sent.groupByFile)
+    assert.same({ "A › One  a.md:3", "A › Two  a.md:10" }, shown)
+  end)
+
   it(":KbSearch with a query sends it directly; cancelling the selection opens nothing", function()
     local asked = false
     vim.ui.input = function()

@@ -1,6 +1,8 @@
 --- The snacks.nvim picker (`Snacks.picker`): live search and a fixed list, with snacks' file
---- preview (scrolled to the chunk, the chunk highlighted) and its default actions (`<CR>` opens
---- at the chunk's line, `<C-s>`/`<C-v>`/`<C-t>` split, vsplit, tab).
+--- preview (scrolled to the chunk, the chunk highlighted); `<CR>`, `<C-s>`/`<C-v>`/`<C-t>` (the
+--- `confirm`, `edit_split`, `edit_vsplit` and `tab` actions) open the note with `kbls.open`
+--- (the cursor on the section's first line), `<C-e>` lists a note's further sections under its
+--- row, or folds them.
 ---
 --- Live search follows snacks' own LSP sources: a `live` picker whose async finder sends the
 --- prompt as `kb/search` (through `kbls.live`, which cancels the request in flight) and suspends
@@ -9,7 +11,7 @@ local common = require("kbls.pickers.common")
 local config = require("kbls.config")
 local items = require("kbls.items")
 local link = require("kbls.link")
-local notify = require("kbls.notify")
+local open = require("kbls.open")
 local status = require("kbls.status")
 
 local M = {}
@@ -55,24 +57,55 @@ function M.format(entry)
   return chunks
 end
 
---- `<C-l>` (the `kbls_insert_link` action): close the picker and insert a link to the note
---- where the cursor was.
+--- The actions of a list of notes: the open actions through `kbls.open`; `<C-l>` (the
+--- `kbls_insert_link` action): close the picker and insert a link to the note where the cursor
+--- was; with `rows` (a live search), `<C-e>` (`kbls_expand`): expand or fold the note's row.
 ---@param origin integer the window the picker was opened from
+---@param rows kbls.LiveRows|nil
 ---@return table picker options
-local function insert_link(origin)
-  return {
-    actions = {
-      kbls_insert_link = function(picker, item)
-        picker:close()
-        if item then
-          link.insert(item.kbls, origin)
+local function note_actions(origin, rows)
+  local function opener(how)
+    return function(picker, item)
+      picker:close()
+      if item then
+        vim.schedule(function()
+          open.open(item.kbls, how)
+        end)
+      end
+    end
+  end
+  local keys = { ["<c-l>"] = { "kbls_insert_link", mode = { "i", "n" } } }
+  local actions = {
+    confirm = opener("edit"),
+    edit_split = opener("split"),
+    edit_vsplit = opener("vsplit"),
+    tab = opener("tab"),
+    kbls_insert_link = function(picker, item)
+      picker:close()
+      if item then
+        link.insert(item.kbls, origin)
+      end
+    end,
+  }
+  if rows then
+    keys["<c-e>"] = { "kbls_expand", mode = { "i", "n" } }
+    actions.kbls_expand = function(picker, item)
+      if not (item and rows:expand(item.kbls)) then
+        return
+      end
+      -- the note's own row stays selected (it is above its sections)
+      for index, shown in ipairs(picker:items()) do
+        if shown.kbls.filename == item.kbls.filename and not shown.kbls.child then
+          picker.list:set_target(index, nil, { force = true })
+          break
         end
-      end,
-    },
-    win = {
-      input = { keys = { ["<c-l>"] = { "kbls_insert_link", mode = { "i", "n" } } } },
-      list = { keys = { ["<c-l>"] = "kbls_insert_link" } },
-    },
+      end
+      picker:find({ refresh = true })
+    end
+  end
+  return {
+    actions = actions,
+    win = { input = { keys = keys }, list = { keys = keys } },
   }
 end
 
@@ -81,10 +114,10 @@ end
 ---@return table picker
 function M.live_search(opts)
   local Snacks = snacks()
-  local live, wanted, snacks_opts = common.live_search(opts)
+  local rows, wanted, snacks_opts = common.live_search(opts)
   local title = wanted.title
   local picker =
-    Snacks.picker.pick(vim.tbl_deep_extend("force", insert_link(vim.api.nvim_get_current_win()), {
+    Snacks.picker.pick(vim.tbl_deep_extend("force", note_actions(vim.api.nvim_get_current_win(), rows), {
       source = "kbls",
       title = title,
       live = true,
@@ -99,11 +132,10 @@ function M.live_search(opts)
         ---@async
         return function(cb)
           local async = ctx.async
-          local hits, done = {}, false
+          local list, done = {}, false
           vim.schedule(function()
-            live:send(prompt, function(found, err)
-              notify.report("search", err)
-              hits, done = found, true
+            rows:fetch(prompt, function(found)
+              list, done = found, true
               async:resume()
             end)
           end)
@@ -111,20 +143,20 @@ function M.live_search(opts)
             async:suspend()
           end
           -- the title tells when the results are partial (the index was not ready)
-          local note = status.partial(live:index())
+          local note = status.partial(rows.live:index())
           ctx.picker.title = note ~= "" and (title .. " — " .. note) or title
-          for _, item in ipairs(items.items(hits)) do
+          for _, item in ipairs(list) do
             cb(M.to_snacks(item))
           end
         end
       end,
       on_close = function()
-        live:close()
+        rows:close()
       end,
       debounce = config.options.search.debounce,
     }, snacks_opts))
   -- Results that came while the index was loading are refreshed once it is ready.
-  live:on_ready(function()
+  rows.live:on_ready(function()
     if not picker.closed then
       picker:find()
     end
@@ -167,7 +199,7 @@ end
 function M.show_hits(list, options)
   options = vim.deepcopy(options or {})
   local Snacks = snacks()
-  return Snacks.picker.pick(vim.tbl_deep_extend("force", insert_link(vim.api.nvim_get_current_win()), {
+  return Snacks.picker.pick(vim.tbl_deep_extend("force", note_actions(vim.api.nvim_get_current_win()), {
     source = "kbls_related",
     title = options.title or "kbls",
     items = vim.tbl_map(M.to_snacks, list),

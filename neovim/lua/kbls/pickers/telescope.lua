@@ -2,15 +2,16 @@
 ---
 --- Live search follows telescope's own `lsp_dynamic_workspace_symbols`: `finders.new_dynamic`
 --- whose `fn` sends `kb/search` (cancelling the request in flight) and waits on a plenary
---- oneshot channel, `sorters.highlighter_only` because the server ranks, the picker's `debounce`
---- option, and the grep previewer, which scrolls to `lnum` and highlights `lnum`..`lnend`.
---- `<CR>`, `<C-x>`, `<C-v>` and `<C-t>` are telescope's default select actions, which read
---- `filename`/`lnum`/`col` from the entries.
+--- oneshot channel, `sorters.highlighter_only` because the server ranks, and the picker's
+--- `debounce` option. The "kbls" previewer shows the note with the section highlighted and in
+--- view. `<CR>`, `<C-x>`, `<C-v>` and `<C-t>` are telescope's select actions, which open the
+--- note with `kbls.open` (the cursor on the section's first line); `<C-e>` lists a note's
+--- further sections under its row, or folds them.
 local common = require("kbls.pickers.common")
 local config = require("kbls.config")
 local items = require("kbls.items")
 local link = require("kbls.link")
-local notify = require("kbls.notify")
+local open = require("kbls.open")
 local status = require("kbls.status")
 
 local M = {}
@@ -48,12 +49,12 @@ function M.display(entry)
   return text, highlights
 end
 
---- A Telescope entry for a hit (`entry_maker`): `filename`/`lnum`/`lnend`/`col` are what
---- telescope's grep previewer and `select_*` actions read.
----@param hit table
+--- A Telescope entry for a row (`entry_maker`): a `kbls.Item`, or a hit as the server sent it.
+--- `filename`/`lnum`/`lnend`/`col` are what telescope's previewers and `select_*` actions read.
+---@param row kbls.Item|table
 ---@return table entry
-function M.make_entry(hit)
-  local item = items.item(hit)
+function M.make_entry(row)
+  local item = row.hit and row or items.item(row)
   return {
     value = item,
     ordinal = items.ordinal(item),
@@ -79,31 +80,118 @@ local function map_insert_link(map, origin)
   end)
 end
 
+--- The previewer: the note, the section highlighted (`TelescopePreviewLine`) and in view from
+--- its first line (`kbls.open.reveal`); titled "kbls preview", or with telescope's
+--- `dynamic_preview_title` "kbls: <path>".
+---@param opts table picker options (`preview`, `file_encoding` as telescope's previewers take them)
+---@return table previewer
+function M.previewer(opts)
+  local previewers = require("telescope.previewers")
+  local conf = require("telescope.config").values
+  local ns = vim.api.nvim_create_namespace("kbls-telescope-preview")
+  local function show(self, bufnr, entry)
+    vim.api.nvim_buf_clear_namespace(bufnr, ns, 0, -1)
+    for line = entry.lnum, entry.lnend do
+      pcall(vim.api.nvim_buf_set_extmark, bufnr, ns, line - 1, 0, {
+        end_row = line,
+        hl_group = "TelescopePreviewLine",
+        hl_eol = true,
+      })
+    end
+    if
+      vim.api.nvim_win_is_valid(self.state.winid) and vim.api.nvim_win_get_buf(self.state.winid) == bufnr
+    then
+      open.reveal(self.state.winid, entry.lnum, entry.lnend)
+    end
+  end
+  return previewers.new_buffer_previewer({
+    title = "kbls preview",
+    dyn_title = function(_, entry)
+      return "kbls: " .. entry.value.relpath
+    end,
+    get_buffer_by_name = function(_, entry)
+      return entry.filename
+    end,
+    define_preview = function(self, entry)
+      conf.buffer_previewer_maker(entry.filename, self.state.bufnr, {
+        bufname = self.state.bufname,
+        winid = self.state.winid,
+        preview = opts.preview,
+        file_encoding = opts.file_encoding,
+        callback = function(bufnr)
+          show(self, bufnr, entry)
+        end,
+      })
+    end,
+  })
+end
+
+--- `<CR>`, `<C-x>`, `<C-v>`, `<C-t>` (telescope's `select_*` actions, so remapping them works):
+--- close the picker and open the note with `kbls.open`.
+local function select_with_open()
+  local action_set = require("telescope.actions.set")
+  action_set.select:replace(function(prompt_bufnr, kind)
+    local entry = require("telescope.actions.state").get_selected_entry()
+    require("telescope.actions").close(prompt_bufnr)
+    if entry then
+      local how = ({ horizontal = "split", vertical = "vsplit", tab = "tab" })[kind] or "edit"
+      open.open(entry.value, how)
+    end
+  end)
+end
+
+--- `<C-e>`: list the further sections of the selected note under its row, or fold them; the
+--- note's row stays selected.
+---@param map fun(mode: string|string[], lhs: string, rhs: function)
+---@param rows kbls.LiveRows
+---@param picker fun(): table the picker
+---@param shown fun(): kbls.Item[] the rows shown
+local function map_expand(map, rows, picker, shown)
+  local wanted -- the file name of the note to select once the rows are back
+  map({ "i", "n" }, "<C-e>", function()
+    local entry = require("telescope.actions.state").get_selected_entry()
+    if entry and rows:expand(entry.value) then
+      wanted = entry.value.filename
+      picker():refresh()
+    end
+  end)
+  return function(p)
+    if not wanted then
+      return
+    end
+    for index, item in ipairs(shown()) do
+      if item.filename == wanted and not item.child then
+        wanted = nil
+        p:set_selection(p:get_row(index))
+        return
+      end
+    end
+  end
+end
+
 --- Live search: every (debounced) keystroke sends `kb/search`.
 ---@param opts table|nil telescope picker options, plus `query` (initial text), `bufnr`, `search` (overrides of the `search` options), `title`
 function M.live_search(opts)
   local t = deps()
-  local live, wanted
-  live, wanted, opts = common.live_search(opts)
+  local rows, wanted
+  rows, wanted, opts = common.live_search(opts)
   local origin = vim.api.nvim_get_current_win()
   local picker -- set below; the finder shows the index state in its results title
+  local shown = {}
   local finder = t.finders.new_dynamic({
     entry_maker = opts.entry_maker or M.make_entry,
     fn = function(prompt)
       local tx, rx = t.channel.oneshot()
-      live:send(prompt, function(hits, err)
-        notify.report("search", err)
-        tx(hits)
-      end)
-      local hits = rx()
-      M.show_state(picker, live:index())
-      return hits
+      rows:fetch(prompt, tx)
+      shown = rx()
+      M.show_state(picker, rows.live:index())
+      return shown
     end,
   })
-  -- Closing the picker cancels the request still in flight.
+  -- Closing the picker cancels the requests still in flight.
   local close = finder.close
   finder.close = function(self)
-    live:close()
+    rows:close()
     return close(self)
   end
   picker = t.pickers.new(opts, {
@@ -111,10 +199,16 @@ function M.live_search(opts)
     default_text = wanted.query,
     finder = finder,
     sorter = t.sorters.highlighter_only(opts),
-    previewer = t.conf.grep_previewer(opts),
+    previewer = M.previewer(opts),
     debounce = config.options.search.debounce,
     attach_mappings = function(prompt_bufnr, map)
       map_insert_link(map, origin)
+      select_with_open()
+      picker:register_completion_callback(map_expand(map, rows, function()
+        return picker
+      end, function()
+        return shown
+      end))
       -- Telescope waits for the finder before it reads the next prompt: when the prompt
       -- changes under a request in flight, cancel that request so the newest query goes
       -- out at once. Scheduled, and compared with the query in flight, so that the request
@@ -127,7 +221,7 @@ function M.live_search(opts)
               return line:sub(#(picker.prompt_prefix or "") + 1)
             end)
             if ok and current then
-              live:supersede(current)
+              rows.live:supersede(current)
             end
           end)
         end,
@@ -136,7 +230,7 @@ function M.live_search(opts)
     end,
   })
   -- Results that came while the index was loading are refreshed once it is ready.
-  live:on_ready(function()
+  rows.live:on_ready(function()
     if vim.api.nvim_buf_is_valid(picker.prompt_bufnr) then
       picker:refresh()
     end
@@ -214,16 +308,12 @@ function M.show_hits(list, options)
   t.pickers
     .new(options, {
       prompt_title = title,
-      finder = t.finders.new_table({
-        results = vim.tbl_map(function(item)
-          return item.hit
-        end, list),
-        entry_maker = M.make_entry,
-      }),
+      finder = t.finders.new_table({ results = list, entry_maker = M.make_entry }),
       sorter = t.conf.generic_sorter(options),
-      previewer = t.conf.grep_previewer(options),
+      previewer = M.previewer(options),
       attach_mappings = function(_, map)
         map_insert_link(map, origin)
+        select_with_open()
         return true
       end,
     })
