@@ -9,13 +9,12 @@ from __future__ import annotations
 import random
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from lsprotocol import types
 from tests.support.corpus import write_config
 from tests.support.link_corpus import SLEEPLESS, write_link_workspace
-from tests.support.lsp_client import LspSession
+from tests.support.lsp_client import LspSession, ready_session
 
 TODAY = "journal/today.md"
 TWO_SECTIONS = "journal/diary.md"
@@ -65,55 +64,12 @@ def roots(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 @pytest.fixture(scope="module")
 def session(roots: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> Iterator[LspSession]:
-    with LspSession(list(roots.values()), tmp_path_factory.mktemp("links-logs")) as s:
-        s.wait_ready()
-        yield s
-
-
-def _open(session: LspSession, path: Path, text: str, version: int = 1) -> str:
-    uri = path.as_uri()
-    item = types.TextDocumentItem(uri=uri, language_id="markdown", version=version, text=text)
-    session.notify(types.TEXT_DOCUMENT_DID_OPEN, types.DidOpenTextDocumentParams(text_document=item))
-    return uri
-
-
-def _type(session: LspSession, uri: str, line: int, character: int, text: str, version: int) -> None:
-    """An incremental change: `text` inserted at (line, character)."""
-    at = types.Position(line=line, character=character)
-    change = types.TextDocumentContentChangePartial(range=types.Range(start=at, end=at), text=text)
-    params = types.DidChangeTextDocumentParams(
-        text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version), content_changes=[change]
-    )
-    session.notify(types.TEXT_DOCUMENT_DID_CHANGE, params)
-
-
-def _complete(session: LspSession, uri: str, line: int, character: int) -> types.CompletionList | None:
-    params = types.CompletionParams(
-        text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=line, character=character),
-        context=types.CompletionContext(trigger_kind=types.CompletionTriggerKind.TriggerCharacter, trigger_character="["),
-    )
-    result: Any = session._run(session.client.text_document_completion_async(params))
-    assert result is None or isinstance(result, types.CompletionList)
-    return result
+    yield from ready_session(list(roots.values()), tmp_path_factory.mktemp("links-logs"))
 
 
 def _edit(item: types.CompletionItem) -> str:
     assert isinstance(item.text_edit, types.TextEdit)
     return item.text_edit.new_text
-
-
-def _definition(session: LspSession, uri: str, line: int, character: int) -> list[types.Location]:
-    params = types.DefinitionParams(
-        text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=line, character=character)
-    )
-    result: Any = session._run(session.client.text_document_definition_async(params))
-    return list(result or [])
-
-
-def _links(session: LspSession, uri: str) -> list[types.DocumentLink]:
-    params = types.DocumentLinkParams(text_document=types.TextDocumentIdentifier(uri=uri))
-    result: Any = session._run(session.client.text_document_document_link_async(params))
-    return list(result or [])
 
 
 def test_the_link_features_are_advertised(session: LspSession) -> None:
@@ -129,28 +85,28 @@ def test_the_link_features_are_advertised(session: LspSession) -> None:
 def test_completion_after_brackets_finds_the_note_by_meaning_and_narrows(
     session: LspSession, roots: dict[str, Path]
 ) -> None:
-    uri = _open(session, roots["title"] / TODAY, f"# Today\n\n{SLEEPLESS}[")
+    uri = session.open_document(roots["title"] / TODAY, f"# Today\n\n{SLEEPLESS}[")
     # A lone `[` gets nothing (the server only warms the paragraph's notes up for a `[[`).
-    assert _complete(session, uri, 2, len(SLEEPLESS) + 1) is None
-    _type(session, uri, 2, len(SLEEPLESS) + 1, "[", 2)
+    assert session.complete(uri, 2, len(SLEEPLESS) + 1) is None
+    session.type_text(uri, 2, len(SLEEPLESS) + 1, "[", 2)
     column = len(SLEEPLESS) + 2
-    found = _complete(session, uri, 2, column)
+    found = session.complete(uri, 2, column)
     assert found is not None and found.is_incomplete and found.items
     first = found.items[0]
     assert first.label == "Sleep hygiene" and _edit(first) == "Sleep hygiene]]"
     assert first.detail and "meaning" in first.detail and "health/sleep.md" in first.detail
     assert isinstance(first.documentation, types.MarkupContent) and "Sleep hygiene" in first.documentation.value
     assert "journal/today.md" not in [item.detail for item in found.items]
-    _type(session, uri, 2, column, "Gro", 3)
+    session.type_text(uri, 2, column, "Gro", 3)
     # The change and the request leave in that order: the answer reads the new text.
-    narrowed = _complete(session, uri, 2, column + 3)
+    narrowed = session.complete(uri, 2, column + 3)
     assert narrowed is not None and [item.label for item in narrowed.items] == ["Growing tomatoes"]
     assert "title match" in (narrowed.items[0].detail or "")
 
 
 def test_wiki_links_follow_the_style_of_each_root(session: LspSession, roots: dict[str, Path]) -> None:
-    uri = _open(session, roots["path"] / TODAY, f"# Today\n\n{SLEEPLESS}[[]]")
-    found = _complete(session, uri, 2, len(SLEEPLESS) + 2)
+    uri = session.open_document(roots["path"] / TODAY, f"# Today\n\n{SLEEPLESS}[[]]")
+    found = session.complete(uri, 2, len(SLEEPLESS) + 2)
     assert found is not None and found.items
     first = found.items[0]
     assert _edit(first) == "health/sleep|Sleep hygiene]]"
@@ -165,8 +121,8 @@ def test_markdown_link_completion_inserts_a_relative_path_and_fills_an_empty_lab
     session: LspSession, roots: dict[str, Path]
 ) -> None:
     text = f"# Today\n\n{SLEEPLESS}[]("
-    uri = _open(session, roots["title"] / "journal/markdown.md", text)
-    found = _complete(session, uri, 2, len(SLEEPLESS) + 3)
+    uri = session.open_document(roots["title"] / "journal/markdown.md", text)
+    found = session.complete(uri, 2, len(SLEEPLESS) + 3)
     assert found is not None and found.items
     first = found.items[0]
     assert _edit(first) == "../health/sleep.md)"
@@ -184,17 +140,17 @@ def test_definition_and_document_links_resolve_wiki_and_relative_links(
         "[bed](../health/sleep.md#evening-routine) [secret](../../../../etc/passwd) [[Nowhere]]\n"
         "[up](../../title/health/sleep.md) [abs](/garden/tomatoes.md)\n"
     )
-    uri = _open(session, root / "journal/links.md", text)
+    uri = session.open_document(root / "journal/links.md", text)
     sleep = (root / "health/sleep.md").as_uri()
-    first = _definition(session, uri, 1, 4)
+    first = session.definition(uri, 1, 4)
     assert [(loc.uri, loc.range.start.line) for loc in first] == [(sleep, 0)]
-    heading = _definition(session, uri, 1, 26)
+    heading = session.definition(uri, 1, 26)
     assert [(loc.uri, loc.range.start.line) for loc in heading] == [(sleep, routine)]
-    relative = _definition(session, uri, 2, 3)
+    relative = session.definition(uri, 2, 3)
     assert [(loc.uri, loc.range.start.line) for loc in relative] == [(sleep, routine)]
-    assert _definition(session, uri, 2, 50) == []  # outside the roots
-    assert _definition(session, uri, 0, 3) == []  # not a link
-    links = _links(session, uri)
+    assert session.definition(uri, 2, 50) == []  # outside the roots
+    assert session.definition(uri, 0, 3) == []  # not a link
+    links = session.document_links(uri)
     targets = sorted((link.range.start.line, link.range.start.character, link.target) for link in links)
     assert targets == [
         (1, 0, sleep), (1, 22, f"{sleep}#L{routine + 1}"), (1, 52, (root / "finance/index-funds.md").as_uri()),
@@ -208,16 +164,16 @@ def test_documents_not_open_or_outside_the_roots_get_no_answer(
     session: LspSession, roots: dict[str, Path], tmp_path: Path
 ) -> None:
     unopened = (roots["title"] / "garden/tomatoes.md").as_uri()
-    assert _complete(session, unopened, 0, 2) is None
+    assert session.complete(unopened, 0, 2) is None
     outside = tmp_path / "elsewhere.md"
     outside.write_text("[[", encoding="utf-8")
-    uri = _open(session, outside, "[[\n[[Sleep hygiene]]\n")
-    assert _complete(session, uri, 0, 2) is None
-    assert _definition(session, uri, 1, 4) == []
-    assert _links(session, uri) == []
-    mine = _open(session, roots["title"] / "journal/edge.md", "text [[\n")
-    assert _complete(session, mine, 1, 0) is None  # past the last line: not the link above
-    assert _complete(session, mine, 99, 99) is None and _definition(session, mine, 99, 0) == []
+    uri = session.open_document(outside, "[[\n[[Sleep hygiene]]\n")
+    assert session.complete(uri, 0, 2) is None
+    assert session.definition(uri, 1, 4) == []
+    assert session.document_links(uri) == []
+    mine = session.open_document(roots["title"] / "journal/edge.md", "text [[\n")
+    assert session.complete(mine, 1, 0) is None  # past the last line: not the link above
+    assert session.complete(mine, 99, 99) is None and session.definition(mine, 99, 0) == []
     with pytest.raises(Exception, match=r"(?i)invalid params"):
         session.raw_request("textDocument/completion", {"textDocument": {"uri": mine}, "position": "here"})
     assert session.alive()
@@ -247,14 +203,14 @@ def test_random_link_soup_never_fails_and_never_leaves_the_roots(session: LspSes
     inside = tuple(root.as_uri() + "/" for root in roots.values())
     for version in range(1, 121):
         lines = ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 12))) for _ in range(rng.randint(1, 6))]
-        uri = _open(session, roots["title"] / "journal/soup.md", "\n".join(lines), version)
+        uri = session.open_document(roots["title"] / "journal/soup.md", "\n".join(lines), version)
         line = rng.randint(0, len(lines))
         character = rng.randint(0, 40)
-        found = _complete(session, uri, line, character)
+        found = session.complete(uri, line, character)
         assert found is None or all(isinstance(item.text_edit, types.TextEdit) for item in found.items)
-        for location in _definition(session, uri, line, character):
+        for location in session.definition(uri, line, character):
             assert location.uri.startswith(inside), location.uri
-        for link in _links(session, uri):
+        for link in session.document_links(uri):
             assert link.target is not None and link.target.startswith(inside), link.target
     assert session.alive()
 
@@ -265,13 +221,13 @@ def test_lines_are_counted_as_lsp_counts_them_past_a_form_feed_or_line_separator
     """pygls's own split also ends lines at a form feed or U+2028; editors do not (kbls.lsp.documents)."""
     root = roots["title"]
     sleep = (root / "health/sleep.md").as_uri()
-    uri = _open(session, root / "journal/breaks.md", "# Page\x0cbreak \u2028 here\n[[Sleep hygiene]]\n")
-    assert [(link.range.start.line, link.range.start.character, link.target) for link in _links(session, uri)] == [
+    uri = session.open_document(root / "journal/breaks.md", "# Page\x0cbreak \u2028 here\n[[Sleep hygiene]]\n")
+    assert [(link.range.start.line, link.range.start.character, link.target) for link in session.document_links(uri)] == [
         (1, 0, sleep)
     ]
-    _type(session, uri, 1, 0, "see ", version=2)  # an incremental edit on the editor's line 1
-    assert [(link.range.start.line, link.range.start.character) for link in _links(session, uri)] == [(1, 4)]
-    assert [loc.uri for loc in _definition(session, uri, 1, 8)] == [sleep]
+    session.type_text(uri, 1, 0, "see ", version=2)  # an incremental edit on the editor's line 1
+    assert [(link.range.start.line, link.range.start.character) for link in session.document_links(uri)] == [(1, 4)]
+    assert [loc.uri for loc in session.definition(uri, 1, 8)] == [sleep]
 
 
 def test_angle_bracket_paths_extensions_and_unicode_forms_link_everywhere(
@@ -282,14 +238,14 @@ def test_angle_bracket_paths_extensions_and_unicode_forms_link_everywhere(
     and the hover name the same notes."""
     root = roots["names"]
     hub = NAMED["hub.md"].split("\n")
-    uri = _open(session, root / "hub.md", NAMED["hub.md"])
+    uri = session.open_document(root / "hub.md", NAMED["hub.md"])
     spaced, cafe = (root / "my notes/a b.md").as_uri(), (root / f"{CAFE_NFD}.md").as_uri()
-    links = sorted((link.range.start.line, link.range.start.character, link.target) for link in _links(session, uri))
+    links = sorted((link.range.start.line, link.range.start.character, link.target) for link in session.document_links(uri))
     assert links == [
         (1, 0, spaced), (1, hub[1].index("[["), cafe), (2, 0, (root / "a_b/c.md").as_uri()), (2, hub[2].index("[[a b"), spaced),
     ]
-    assert [loc.uri for loc in _definition(session, uri, 1, 12)] == [spaced]
-    assert [loc.uri for loc in _definition(session, uri, 1, hub[1].index("[[") + 3)] == [cafe]
+    assert [loc.uri for loc in session.definition(uri, 1, 12)] == [spaced]
+    assert [loc.uri for loc in session.definition(uri, 1, hub[1].index("[[") + 3)] == [cafe]
 
     def link_reasons(rel: str) -> dict[str, list[str]]:
         params = {"uri": (root / rel).as_uri(), "limit": 20}
@@ -311,8 +267,8 @@ def test_a_path_typed_in_angle_brackets_is_completed_as_written_there(
     session: LspSession, roots: dict[str, Path]
 ) -> None:
     line = "Also [](<my no"
-    uri = _open(session, roots["names"] / "draft.md", f"# Draft\n{line}\n")
-    found = _complete(session, uri, 1, len(line))
+    uri = session.open_document(roots["names"] / "draft.md", f"# Draft\n{line}\n")
+    found = session.complete(uri, 1, len(line))
     assert found is not None and found.items
     first = found.items[0]
     assert _edit(first) == "my notes/a b.md>)"

@@ -87,10 +87,7 @@ def test_related_never_lists_the_note_itself(shared: LspSession, module_workspac
 
 def test_hover_lists_related_notes_as_markdown_links(shared: LspSession, module_workspace: Path) -> None:
     uri = (module_workspace / "rust" / "borrowing.md").as_uri()
-    params = types.HoverParams(
-        text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=10, character=0)
-    )
-    hover = shared._run(shared.client.text_document_hover_async(params))
+    hover = shared.hover(uri, 10)
     assert hover is not None and isinstance(hover.contents, types.MarkupContent)
     assert hover.contents.kind == types.MarkupKind.Markdown
     text = hover.contents.value

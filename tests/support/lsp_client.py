@@ -17,7 +17,7 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Iterator, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -195,6 +195,55 @@ class LspSession:
     def status(self) -> wire.StatusResult:
         return msgspec.convert(self.request("kb/status", {}), wire.StatusResult)
 
+    # -- documents the editor has open -------------------------------------------------------
+    def open_document(self, path: Path, text: str, version: int = 1, uri: str | None = None) -> str:
+        """didOpen `path` with `text` (not saved); `uri` names it as some client writes it
+        (default: Python's `as_uri`, escaped as VS Code escapes). Returns the URI."""
+        item = types.TextDocumentItem(uri=uri or path.as_uri(), language_id="markdown", version=version, text=text)
+        self.notify(types.TEXT_DOCUMENT_DID_OPEN, types.DidOpenTextDocumentParams(text_document=item))
+        return item.uri
+
+    def type_text(self, uri: str, line: int, character: int, text: str, version: int) -> None:
+        """An incremental didChange: `text` inserted at (line, character)."""
+        at = types.Position(line=line, character=character)
+        change = types.TextDocumentContentChangePartial(range=types.Range(start=at, end=at), text=text)
+        params = types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version), content_changes=[change]
+        )
+        self.notify(types.TEXT_DOCUMENT_DID_CHANGE, params)
+
+    def complete(self, uri: str, line: int, character: int) -> types.CompletionList | None:
+        """textDocument/completion as typing `[` asks for it."""
+        params = types.CompletionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=line, character=character),
+            context=types.CompletionContext(
+                trigger_kind=types.CompletionTriggerKind.TriggerCharacter, trigger_character="["
+            ),
+        )
+        result: Any = self._run(self.client.text_document_completion_async(params))
+        assert result is None or isinstance(result, types.CompletionList)
+        return result
+
+    def definition(self, uri: str, line: int, character: int) -> list[types.Location]:
+        params = types.DefinitionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=line, character=character)
+        )
+        result: Any = self._run(self.client.text_document_definition_async(params))
+        return list(result or [])
+
+    def document_links(self, uri: str) -> list[types.DocumentLink]:
+        params = types.DocumentLinkParams(text_document=types.TextDocumentIdentifier(uri=uri))
+        result: Any = self._run(self.client.text_document_document_link_async(params))
+        return list(result or [])
+
+    def hover(self, uri: str, line: int, character: int = 0) -> types.Hover | None:
+        params = types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=line, character=character)
+        )
+        result: Any = self._run(self.client.text_document_hover_async(params))
+        assert result is None or isinstance(result, types.Hover)
+        return result
+
     # -- what the server sent ------------------------------------------------------------------
     def statuses(self) -> list[dict[str, Any]]:
         """`kb/indexStatus` notifications received so far."""
@@ -257,3 +306,10 @@ class LspSession:
         finally:
             self.loop.call_soon_threadsafe(self.loop.stop)
             self._thread.join(timeout=5)
+
+
+def ready_session(folders: list[Path], logs: Path, **options: Any) -> Iterator[LspSession]:
+    """A session whose index is ready, closed when the generator ends: `yield from` it in a fixture."""
+    with LspSession(folders, logs, **options) as session:
+        session.wait_ready()
+        yield session

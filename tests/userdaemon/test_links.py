@@ -8,7 +8,6 @@ has that root open, but it is not this client's).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from lsprotocol import types
 from tests.support.corpus import write_config
@@ -23,26 +22,6 @@ def _root(tmp_path: Path, name: str, style: str) -> Path:
     return root
 
 
-def _open(session: LspSession, path: Path, text: str) -> str:
-    item = types.TextDocumentItem(uri=path.as_uri(), language_id="markdown", version=1, text=text)
-    session.client.text_document_did_open(types.DidOpenTextDocumentParams(text_document=item))
-    return item.uri
-
-
-def _complete(session: LspSession, uri: str, line: int, character: int) -> Any:
-    params = types.CompletionParams(
-        text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=line, character=character)
-    )
-    return session._run(session.client.text_document_completion_async(params))
-
-
-def _definition(session: LspSession, uri: str, line: int, character: int) -> Any:
-    params = types.DefinitionParams(
-        text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=line, character=character)
-    )
-    return session._run(session.client.text_document_definition_async(params))
-
-
 def test_link_features_answer_within_each_clients_own_roots(tmp_path: Path, daemon_env: DaemonEnv) -> None:
     alpha, beta = _root(tmp_path, "alpha", "title"), _root(tmp_path, "beta", "path")
     first = LspSession([alpha], tmp_path, env=daemon_env.env, name="alpha", daemon=True)
@@ -51,16 +30,16 @@ def test_link_features_answer_within_each_clients_own_roots(tmp_path: Path, daem
         first.wait_ready()
         second.wait_ready()
         text = f"# Today\n\n{SLEEPLESS}[[\n[[Index funds]]\n"
-        mine = _open(first, alpha / "today.md", text)
-        found = _complete(first, mine, 2, len(SLEEPLESS) + 2)
+        mine = first.open_document(alpha / "today.md", text)
+        found = first.complete(mine, 2, len(SLEEPLESS) + 2)
         assert isinstance(found, types.CompletionList) and found.items
         assert found.items[0].label == "Sleep hygiene"
-        assert [loc.uri for loc in _definition(first, mine, 3, 4)] == [(alpha / "finance/index-funds.md").as_uri()]
+        assert [loc.uri for loc in first.definition(mine, 3, 4)] == [(alpha / "finance/index-funds.md").as_uri()]
         # beta's note is open in the daemon (second client) but outside the first client's folders.
-        theirs = _open(first, beta / "today.md", text)
-        assert _complete(first, theirs, 2, len(SLEEPLESS) + 2) is None
-        assert not _definition(first, theirs, 3, 4)
-        other = _complete(second, _open(second, beta / "today.md", text), 2, len(SLEEPLESS) + 2)
+        theirs = first.open_document(beta / "today.md", text)
+        assert first.complete(theirs, 2, len(SLEEPLESS) + 2) is None
+        assert not first.definition(theirs, 3, 4)
+        other = second.complete(second.open_document(beta / "today.md", text), 2, len(SLEEPLESS) + 2)
         assert isinstance(other, types.CompletionList) and other.items
         assert isinstance(other.items[0].text_edit, types.TextEdit)
         assert other.items[0].text_edit.new_text == "health/sleep|Sleep hygiene]]"

@@ -6,10 +6,7 @@ makes URIs, ranges and camelCase structs of them, and the hover and workspace-sy
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from lsprotocol import types
-from pygls.uris import from_fs_path, to_fs_path
 
 from kbls.daemon.answers import (
     DaemonStatus,
@@ -25,6 +22,7 @@ from kbls.daemon.answers import (
 )
 from kbls.daemon.watch import ChangeKind, FileChange
 from kbls.lsp import wire
+from kbls.lsp.uris import client_uri, file_uri
 from kbls.query.filters import Filters
 from kbls.results import Hit as EngineHit
 
@@ -56,10 +54,10 @@ def file_changes(params: types.DidChangeWatchedFilesParams) -> list[FileChange]:
     """The editor's file events as the daemon's changes; a URI that is not a file's is left out."""
     changes = []
     for event in params.changes:
-        path = to_fs_path(event.uri) if event.uri.startswith("file:") else None
+        path = client_uri(event.uri).path
         kind = _CHANGE_KINDS.get(event.type)
-        if path and kind is not None:
-            changes.append(FileChange(Path(path), kind))
+        if path is not None and kind is not None:
+            changes.append(FileChange(path, kind))
     return changes
 
 
@@ -77,7 +75,7 @@ def hit_to_wire(hit: EngineHit, uri: str, root_uri: str) -> wire.Hit:
 
 def hit(found: RootHit) -> wire.Hit:
     """A root's hit, its URI spelled with the root's folder as the client named it."""
-    return hit_to_wire(found.hit, from_fs_path(str(found.folder / found.hit.path)) or "", found.root_uri)
+    return hit_to_wire(found.hit, file_uri(found.folder / found.hit.path), found.root_uri)
 
 
 def index_info(state: IndexState) -> wire.IndexInfo:
@@ -107,7 +105,7 @@ def note(listed: RootNote) -> wire.Note:
     """A listed note, its URI spelled with the root's folder as the client named it."""
     n = listed.note
     return wire.Note(
-        uri=from_fs_path(str(listed.folder / n.path)) or "", path=n.path, root=listed.root_uri, title=n.title,
+        uri=file_uri(listed.folder / n.path), path=n.path, root=listed.root_uri, title=n.title,
         tags=list(n.tags), modified=n.modified_ns // 1_000_000, snippet=n.snippet,
     )
 

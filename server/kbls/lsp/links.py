@@ -4,8 +4,9 @@ and `textDocument/documentLink` on wiki and relative markdown links.
 Thin handlers over `Daemon.link_suggestions` / `Daemon.resolve_links`: they read the open
 document's text (kept by pygls from didOpen/didChange; `register` turns incremental sync on),
 find the link at the cursor (`kbls.retrieval.linksyntax`), make one daemon call and convert its
-answer to LSP types. A document the client has not opened, or one outside every root, gets no
-answer (None), never an error: the editor asks for every markdown file it shows.
+answer to LSP types. The open document is found by `kbls.lsp.uris.open_document` (pygls keys it
+by the decoded URI). A document the client has not opened (said in the log), or one outside every
+root, gets no answer (None), never an error: the editor asks for every markdown file it shows.
 """
 
 from __future__ import annotations
@@ -16,11 +17,11 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
-from pygls.uris import from_fs_path, to_fs_path
 from pygls.workspace import TextDocument
 from pygls.workspace.position_codec import ServerTextPosition, ServerTextRange
 
 from kbls.errors import OutsideRootError
+from kbls.lsp.uris import file_uri, open_document
 from kbls.retrieval.links import LinkTarget
 from kbls.retrieval.linksyntax import (
     LinkKind,
@@ -66,15 +67,6 @@ def did_close(ls: KblsServer, params: types.DidCloseTextDocumentParams) -> None:
     """pygls forgets the document's text."""
 
 
-def _open_document(ls: KblsServer, uri: str) -> tuple[TextDocument, Path] | None:
-    """The open document at `uri` and its file path; None if not open or not a file."""
-    document = ls.workspace.text_documents.get(uri)
-    path = to_fs_path(uri) if uri.startswith("file:") else None
-    if document is None or not path:
-        return None
-    return document, Path(path)
-
-
 def _server_position(document: TextDocument, lines: list[str], position: types.Position) -> ServerTextPosition | None:
     """The position in Python characters; None past the last line (pygls would move it onto the
     last line, where a link might be found that the cursor is not in)."""
@@ -90,7 +82,7 @@ def _client_range(document: TextDocument, lines: list[str], line: int, start: in
 
 # -- completion ---------------------------------------------------------------------------------
 async def completion(ls: KblsServer, params: types.CompletionParams) -> types.CompletionList | None:
-    opened = _open_document(ls, params.text_document.uri)
+    opened = open_document(ls.workspace, params.text_document.uri, types.TEXT_DOCUMENT_COMPLETION)
     if opened is None:
         return None
     document, path = opened
@@ -180,12 +172,12 @@ async def _resolve(ls: KblsServer, path: Path, refs: list[LinkRef], lines: list[
 
 def target_uri(folder: Path, target: LinkTarget) -> str:
     """The target's URI; a heading's line as `#L<n>` (1-based), as the hover's links write it."""
-    uri = from_fs_path(str(folder / target.path)) or ""
+    uri = file_uri(folder / target.path)
     return f"{uri}#L{target.line + 1}" if target.line else uri
 
 
 async def definition(ls: KblsServer, params: types.DefinitionParams) -> list[types.Location] | None:
-    opened = _open_document(ls, params.text_document.uri)
+    opened = open_document(ls.workspace, params.text_document.uri, types.TEXT_DOCUMENT_DEFINITION)
     if opened is None:
         return None
     document, path = opened
@@ -199,7 +191,7 @@ async def definition(ls: KblsServer, params: types.DefinitionParams) -> list[typ
         return None
     return [
         types.Location(
-            uri=from_fs_path(str(answer.folder / t.path)) or "",
+            uri=file_uri(answer.folder / t.path),
             range=types.Range(start=types.Position(line=t.line, character=0), end=types.Position(line=t.line, character=0)),
         )
         for t in answer.targets[0]
@@ -207,7 +199,7 @@ async def definition(ls: KblsServer, params: types.DefinitionParams) -> list[typ
 
 
 async def document_link(ls: KblsServer, params: types.DocumentLinkParams) -> list[types.DocumentLink] | None:
-    opened = _open_document(ls, params.text_document.uri)
+    opened = open_document(ls.workspace, params.text_document.uri, types.TEXT_DOCUMENT_DOCUMENT_LINK)
     if opened is None:
         return None
     document, path = opened

@@ -38,7 +38,6 @@ from lsprotocol import types
 from pygls.exceptions import FeatureRequestError, JsonRpcException, JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
-from pygls.uris import to_fs_path
 
 from kbls import __version__
 from kbls.daemon import answers
@@ -49,6 +48,7 @@ from kbls.limits import MAX_QUERY_CHARS, RELATED_LIMIT
 from kbls.logsetup import configure_logging
 from kbls.lsp import convert, documents, framing, links, wire
 from kbls.lsp.progress import ProgressTokens
+from kbls.lsp.uris import client_uri, file_uri
 from kbls.retrieval.linksyntax import LinkRef
 from kbls.retrieval.notelinks import LinkQuery, Resolved, Suggestions
 
@@ -230,18 +230,18 @@ class KblsServer(LanguageServer):
 
 def _folders(params: types.InitializeParams) -> list[tuple[str, Path]]:
     """Workspace folders as (uri, path); falls back to rootUri / rootPath."""
-    folders = [(f.uri, f.uri) for f in params.workspace_folders or []]
-    if not folders and params.root_uri:
-        folders = [(params.root_uri, params.root_uri)]
+    uris = [f.uri for f in params.workspace_folders or []]
+    if not uris and params.root_uri:
+        uris = [params.root_uri]
     out = []
-    for uri, raw in folders:
-        path = to_fs_path(raw) if raw.startswith("file:") else None
-        if path:
-            out.append((uri, Path(path)))
+    for uri in uris:
+        path = client_uri(uri).path
+        if path is not None:
+            out.append((uri, path))
         else:
             log.warning("ignoring workspace folder %s: not a file:// URI", uri)
     if not out and params.root_path:
-        out.append((Path(params.root_path).as_uri(), Path(params.root_path)))
+        out.append((file_uri(params.root_path), Path(params.root_path)))
     return out
 
 
@@ -254,10 +254,10 @@ def _watches_files(capabilities: types.ClientCapabilities) -> bool:
 
 def _path(uri: str) -> Path:
     """The file path of a `file://` URI; anything else is `InvalidParams`."""
-    path = to_fs_path(uri) if isinstance(uri, str) and uri.startswith("file:") else None
-    if not path:
+    path = client_uri(uri).path if isinstance(uri, str) else None
+    if path is None:
         raise JsonRpcInvalidParams(f"uri must be a file:// URI, not {uri!r}")
-    return Path(path)
+    return path
 
 
 server = KblsServer()
@@ -344,8 +344,9 @@ async def workspace_symbol(ls: KblsServer, params: types.WorkspaceSymbolParams) 
 @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
 def did_save(ls: KblsServer, params: types.DidSaveTextDocumentParams) -> None:
     ls.start()
-    if params.text_document.uri.startswith("file:"):
-        ls.daemon.file_saved(_path(params.text_document.uri))
+    path = client_uri(params.text_document.uri).path
+    if path is not None:
+        ls.daemon.file_saved(path)
 
 
 @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
@@ -357,11 +358,11 @@ def did_change_watched_files(ls: KblsServer, params: types.DidChangeWatchedFiles
 @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
 def did_change_folders(ls: KblsServer, params: types.DidChangeWorkspaceFoldersParams) -> None:
     for folder in params.event.removed:
-        if folder.uri.startswith("file:"):
-            ls.daemon.remove_root(_path(folder.uri))
+        if (path := client_uri(folder.uri).path) is not None:
+            ls.daemon.remove_root(path)
     for folder in params.event.added:
-        if folder.uri.startswith("file:"):
-            ls.daemon.add_root(folder.uri, _path(folder.uri))
+        if (path := client_uri(folder.uri).path) is not None:
+            ls.daemon.add_root(folder.uri, path)
 
 
 # -- entry point ---------------------------------------------------------------------------

@@ -13,7 +13,6 @@ import functools
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
-from urllib.parse import unquote, urlparse
 
 import anyio.to_thread
 from mcp.server.mcpserver import Context, ListRoots, MCPServer, Resolve
@@ -24,6 +23,7 @@ from pydantic import Field
 from kbls import __version__
 from kbls.errors import KblsError
 from kbls.limits import MAX_LIMIT, MAX_QUERY_CHARS, Mode
+from kbls.lsp.uris import client_uri
 from kbls.mcp.backend import NotesBackend
 from kbls.mcp.models import HitOut, NoteOut, RelatedOut, RootOut, SearchOut, StatusOut
 from kbls.mcp.notes import MAX_NOTE_CHARS, MAX_NOTE_LINES
@@ -101,10 +101,7 @@ LineNumber = Annotated[int | None, Field(ge=1, description="A 1-based line numbe
 
 def file_uri_path(uri: str) -> Path | None:
     """The local folder of a `file://` root URI; None for any other scheme."""
-    parsed = urlparse(uri)
-    if parsed.scheme != "file" or parsed.netloc not in ("", "localhost"):
-        return None
-    return Path(unquote(parsed.path))
+    return client_uri(uri).path
 
 
 def build_server(backend: NotesBackend, fixed_roots: Sequence[Path] = ()) -> MCPServer[Any]:
