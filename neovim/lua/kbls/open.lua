@@ -4,9 +4,21 @@ local M = {}
 
 local commands = { edit = "edit", split = "split", vsplit = "vsplit", tab = "tabedit" }
 
+--- The screen rows lines `a`..`b` (1-based, inclusive) take in `win` (wrapped lines, folds).
+---@param win integer
+---@param a integer
+---@param b integer
+---@return integer
+local function rows(win, a, b)
+  if vim.api.nvim_win_text_height then
+    return vim.api.nvim_win_text_height(win, { start_row = a - 1, end_row = b - 1 }).all
+  end
+  return b - a + 1
+end
+
 --- Put `win`'s cursor on line `first` (column 0, folds there opened) and scroll so that the
 --- lines `first`..`last` show: the whole section, centred, when it fits the window, else from
---- its first line.
+--- its first line. Counted in screen rows, so wrapped lines and closed folds count as shown.
 ---@param win integer 0 for the current window
 ---@param first integer 1-based
 ---@param last integer|nil 1-based, inclusive (default: `first`)
@@ -19,10 +31,21 @@ function M.reveal(win, first, last)
   vim.api.nvim_win_call(win, function()
     pcall(vim.cmd, "normal! zv")
     local height = vim.api.nvim_win_get_height(win)
-    local spare = height - (last - first + 1)
-    local top = spare > 0 and first - math.floor(spare / 2) or first
-    -- no empty rows after the end of the file when it could fill the window
-    top = math.max(1, math.min(top, count - height + 1, first))
+    local top = first
+    local spare = height - rows(win, first, last)
+    if spare > 0 then
+      -- half of the rows left above the section, more when the file ends before the other half
+      local below = spare - math.floor(spare / 2)
+      local after = last < count and rows(win, last + 1, count) or 0
+      local above = math.floor(spare / 2) + math.max(0, below - after)
+      while top > 1 do
+        local h = rows(win, top - 1, top - 1)
+        if h > above then
+          break
+        end
+        above, top = above - h, top - 1
+      end
+    end
     vim.fn.winrestview({ topline = top, lnum = first, col = 0, curswant = 0 })
   end)
 end

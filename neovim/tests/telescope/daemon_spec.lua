@@ -2,8 +2,11 @@
 -- while the daemon is still loading its model: the picker must fill in by itself once the
 -- index is ready (it used to stay empty until the prompt changed), and bare `:Telescope kbls`
 -- must open the search. Then `:Telescope kbls tags` lists the real tags and the chosen tag's
--- search lists its notes, most recently modified first.
+-- search lists its notes, most recently modified first. And a search shows one row per note,
+-- <C-e> lists a note's further sections under it (the note under a folder with a space and a
+-- name with `[`, `#`, `%`), and <CR> on one opens it at its first line.
 local clients = require("kbls.lsp.clients")
+local notes = require("helpers.notes")
 local spec_clients = require("helpers.clients")
 local open_picker = require("helpers.telescope")
 local ws = require("helpers.workspace")
@@ -26,6 +29,7 @@ describe("telescope with the real daemon", function()
       ["bread.md"] = "# Bread\n\nKnead the dough, let it rise, bake it in a hot oven. #kitchen\n",
       ["stars.md"] = "# Stars\n\nA star shines by fusing hydrogen into helium in its core. #sky\n",
       ["moon.md"] = "# Moon\n\nThe moon has phases: new, crescent, full. #sky\n",
+      [notes.GIT_NOTE] = notes.GIT_TEXT,
     })
     require("kbls").setup({ cmd = { SERVER, "serve" }, picker = "telescope", search = { debounce = 10 } })
     require("telescope").load_extension("kbls")
@@ -62,6 +66,62 @@ describe("telescope with the real daemon", function()
     local selected = require("telescope.actions.state").get_selected_entry()
     assert.equals("tides.md", selected.value.relpath)
     require("telescope.actions").close(select(2, picker()))
+  end)
+
+  it("search: one row per note; <C-e> lists the note's sections under it; <CR> opens one", function()
+    vim.cmd("silent! only")
+    local win = vim.api.nvim_get_current_win()
+    require("telescope").extensions.kbls.search({ query = notes.GIT_QUERY })
+    local p, b
+    assert.is_true(
+      vim.wait(TIMEOUT, function()
+        p, b = picker()
+        local e = p and require("telescope.actions.state").get_selected_entry()
+        return e ~= nil and e.value.relpath == notes.GIT_NOTE
+      end, 20),
+      "the git note is not the first row: " .. vim.inspect(p and result_lines(p))
+    )
+    local note = require("telescope.actions.state").get_selected_entry().value
+    assert.is_true(note.more >= 2, "sections folded into the note's row: " .. note.more)
+    local before = #result_lines(p)
+    local text = table.concat(result_lines(p), "\n")
+    assert.matches(("+%d more sections"):format(note.more), text, 1, true)
+    local seen = {}
+    for i = 1, p.manager:num_results() do
+      local relpath = p.manager:get_entry(i).value.relpath
+      assert.is_nil(seen[relpath], "a note listed twice: " .. text)
+      seen[relpath] = true
+    end
+    local expand = vim.api.nvim_buf_call(b, function()
+      return vim.fn.maparg("<C-E>", "i", false, true)
+    end)
+    expand.callback()
+    assert.is_true(
+      vim.wait(10000, function()
+        return #result_lines(p) == before + note.more
+      end, 20),
+      vim.inspect(result_lines(p))
+    )
+    local children = {}
+    for i = 2, note.more + 1 do
+      local item = p.manager:get_entry(i).value
+      assert.is_true(item.child, vim.inspect(result_lines(p)))
+      assert.equals(note.filename, item.filename)
+      children[#children + 1] = item
+    end
+    assert.is_true(vim.wait(5000, function()
+      local e = require("telescope.actions.state").get_selected_entry()
+      return e ~= nil and e.value.relpath == notes.GIT_NOTE and not e.value.child
+    end, 20))
+    require("telescope.actions").move_selection_worse(b)
+    require("telescope.actions").select_default(b)
+    assert.is_true(vim.wait(5000, function()
+      return vim.api.nvim_buf_get_name(0) == note.filename and vim.fn.mode() == "n"
+    end, 20))
+    assert.equals(win, vim.api.nvim_get_current_win())
+    assert.same({ children[1].lnum, 0 }, vim.api.nvim_win_get_cursor(win))
+    assert.matches("^## ", vim.api.nvim_get_current_line())
+    assert.is_true(vim.fn.line("w0") <= children[1].lnum and vim.fn.line("w$") >= children[1].end_lnum)
   end)
 
   it("tags: the real tags with counts; <CR> lists the tag's notes, most recent first", function()
