@@ -139,16 +139,16 @@ describe("results against the real daemon", function()
     )
     done()
     local first = shown[1]
-    local notes, seen = {}, {}
+    local listed_notes, seen = {}, {}
     for _, row in ipairs(first.rows) do
       if not row.more_of then
         assert.is_nil(seen[row.relpath], "a note listed twice: " .. vim.inspect(first.text))
         seen[row.relpath] = true
-        notes[#notes + 1] = row
+        listed_notes[#listed_notes + 1] = row
       end
     end
-    assert.equals(NOTE, notes[1].relpath, vim.inspect(first.text))
-    local more = notes[1].more
+    assert.equals(NOTE, listed_notes[1].relpath, vim.inspect(first.text))
+    local more = listed_notes[1].more
     assert.is_true(more >= 2, "sections folded into the note's row: " .. more)
     assert.matches(("+%d more sections"):format(more), first.text[1], 1, true)
     assert.equals(("  +%d more sections of Rewriting git history"):format(more), first.text[2])
@@ -158,7 +158,7 @@ describe("results against the real daemon", function()
     for _, row in ipairs(listed) do
       assert.equals(root .. "/" .. NOTE, row.filename)
     end
-    assert.equals(notes[1].lnum, listed[1].lnum)
+    assert.equals(listed_notes[1].lnum, listed[1].lnum)
     assert.is_true(listed[2].child)
     -- opened at the chosen section: cursor on its first line, normal mode, all of it in view
     assert.same({ chosen.lnum, 0 }, vim.api.nvim_win_get_cursor(win))
