@@ -1,6 +1,7 @@
 -- Neovim init for scripts/screenshot.sh: the plugin, telescope.nvim and plenary.nvim from the
 -- environment, the real `kbls serve`, then the picker of $KBLS_SHOT_MODE: "search" (`:Telescope
--- kbls search` with $KBLS_SHOT_QUERY), "notes" (the same with an empty prompt: the notes, most
+-- kbls search` with $KBLS_SHOT_QUERY, one row per note, the first note's further sections listed
+-- under it with <C-e>), "notes" (the same with an empty prompt: the notes, most
 -- recent first) or "tags" (`:Telescope kbls tags`). Once the picker shows its rows (and the
 -- preview), xterm's window id ($WINDOWID) is written to $KBLS_SHOT_MARKER for the capture; any
 -- failure is written there as "error: ...".
@@ -90,10 +91,25 @@ vim.api.nvim_create_autocmd("VimEnter", {
           and vim.api.nvim_buf_is_valid(st.bufnr)
           and vim.api.nvim_buf_line_count(st.bufnr) > 1
       end, function()
-        -- let the last redraw reach the terminal
-        vim.defer_fn(function()
-          finish(env.WINDOWID or "")
-        end, 800)
+        local function shoot()
+          -- let the last redraw reach the terminal
+          vim.defer_fn(function()
+            finish(env.WINDOWID or "")
+          end, 800)
+        end
+        if mode ~= "search" then
+          return shoot()
+        end
+        -- <C-e> on the first row: the note's further sections listed under it
+        local p = picker()
+        local rows = p.manager:num_results()
+        local map = vim.api.nvim_buf_call(p.prompt_bufnr, function()
+          return vim.fn.maparg("<C-E>", "i", false, true)
+        end)
+        map.callback()
+        poll("the note's sections under its row", function()
+          return p.manager:num_results() > rows
+        end, shoot)
       end)
     end)
   end,

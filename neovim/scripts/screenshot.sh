@@ -2,7 +2,8 @@
 # Take the Neovim screenshots of docs/images from the real programs: Telescope's kbls pickers over
 # the real `kbls serve` on tests/fixtures/notes (issue 11 item 7), drawn by Neovim in xterm under
 # Xvfb and captured with ImageMagick's `import` (the xterm window only):
-#   neovim-telescope.png  `:Telescope kbls search` with the hits of a query, and the preview
+#   neovim-telescope.png  `:Telescope kbls search` with the hits of a query, one row per note (the
+#                         first note's further sections listed under it), and the preview
 #   neovim-notes.png      the same picker with an empty prompt: the notes, most recent first
 #   neovim-tags.png       `:Telescope kbls tags` (:KbTags): the tags with their note counts
 #
