@@ -220,7 +220,14 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     if args.store and len(roots) != 1:
         raise ConfigError("--store needs exactly one --root (each root has its own store)")
     store_dirs = {roots[0]: Path(args.store).expanduser()} if args.store else None
-    return serve_stdio(DaemonBackend(LocalBackend(store_dirs)), roots)  # the daemon's roots, else in-process
+    if bool(args.http) != bool(args.token_file):
+        raise ConfigError("--http HOST:PORT and --token-file FILE go together: every HTTP request must carry the token")
+    backend = DaemonBackend(LocalBackend(store_dirs))  # the daemon's roots, else in-process
+    if args.http:
+        from kbls.mcp.http import serve_http
+
+        return serve_http(backend, roots, args.http, Path(args.token_file).expanduser())
+    return serve_stdio(backend, roots)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -288,12 +295,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_daemon)
 
     p = sub.add_parser(
-        "mcp", help="run an MCP server (stdio) with search, related, read_note and status tools for AI agents",
-        description="An MCP server over stdio for agent hosts. It reads the roots' existing indexes and never "
+        "mcp",
+        help="run an MCP server (stdio, or HTTP with --http) with search, related, read_note and status tools for AI agents",
+        description="An MCP server over stdio (or streamable HTTP with --http and a bearer token) for agent hosts."
+        " It reads the roots' existing indexes and never "
         "writes; roots come from --root, else from the client's roots, else the current folder.",
     )
     p.add_argument("--root", action="append", default=[], metavar="DIR", help="a root to serve (repeatable)")
     p.add_argument("--store", help="store directory of the one --root (default: its config `store`, else the user cache)")
+    p.add_argument("--http", metavar="HOST:PORT", help="serve streamable HTTP on HOST:PORT instead of stdio (needs --token-file)")
+    p.add_argument(
+        "--token-file", metavar="FILE", help="with --http: the bearer token every request must carry (a file only you can read)"
+    )
     p.set_defaults(func=cmd_mcp)
     return parser
 
