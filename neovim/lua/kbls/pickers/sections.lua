@@ -1,7 +1,9 @@
 --- One row per note, and a note's further sections on demand. `kb/search` with `groupByFile`
 --- answers each note once (its best section, with `more`: how many more of its sections
---- matched); expanding a row (`<C-e>` in the live pickers) lists those sections under it, asked
---- for with the same query narrowed to that note.
+--- matched, and `sections`: the best of those); expanding a row (`<C-e>` in the live pickers)
+--- lists those sections after it: the hit's own `sections` when they are all there, else asked
+--- for with the same query narrowed to that note (a server without `sections`, or more of them
+--- than it sends).
 local api = require("kbls.api")
 local config = require("kbls.config")
 local contract = require("kbls.contract")
@@ -52,6 +54,27 @@ function M.children(item, hits)
     end
   end
   return out
+end
+
+--- The hits of a grouped hit's further sections as it carries them (`sections`), or nil when it
+--- does not carry all `more` of them.
+---@param hit table
+---@return table[]|nil
+function M.carried(hit)
+  local carried = type(hit.sections) == "table" and hit.sections or {}
+  if #carried == 0 or #carried < (hit.more or 0) then
+    return nil
+  end
+  return vim.tbl_map(function(section)
+    return vim.tbl_extend("force", hit, {
+      range = section.range,
+      breadcrumb = section.breadcrumb,
+      snippet = section.snippet,
+      score = section.score,
+      more = 0,
+      sections = {},
+    })
+  end, carried)
 end
 
 ---@class kbls.Expansion
@@ -142,6 +165,9 @@ function Expansion:rows(query, hits, cb)
     end
   end
   for _, item in ipairs(list) do
+    if item.more > 0 and self._open[item.filename] and not self._fetched[item.filename] then
+      self._fetched[item.filename] = M.carried(item.hit)
+    end
     local p = item.more > 0
       and self._open[item.filename]
       and not self._fetched[item.filename]
