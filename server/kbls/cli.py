@@ -10,7 +10,6 @@ import argparse
 import json
 import logging
 import sys
-import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -46,34 +45,16 @@ def _emit(value: Any) -> None:
     sys.stdout.write(json.dumps(msgspec.to_builtins(value), ensure_ascii=False, indent=2) + "\n")
 
 
-class _ProgressBar:
-    """A one-line progress bar on stderr, only when stderr is a terminal."""
-
-    def __init__(self) -> None:
-        self.enabled = sys.stderr.isatty()
-        self.last = 0.0
-
-    def __call__(self, done: int, total: int, path: str) -> None:
-        if not self.enabled or (time.monotonic() - self.last < 0.1 and done < total):
-            return
-        self.last = time.monotonic()
-        width = 30
-        filled = int(width * done / max(total, 1))
-        name = path if len(path) <= 40 else "…" + path[-39:]
-        sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} {name:<40}")
-        if done >= total:
-            sys.stderr.write("\n")
-        sys.stderr.flush()
-
-
 def cmd_index(args: argparse.Namespace) -> int:
     from kbls.engine import Engine
 
     if args.rebuild:
         removed = Engine.rebuild(Path(args.root), Path(args.store) if args.store else None)
         print(f"kbls: removed the store in {removed}; rebuilding", file=sys.stderr)
-    with _engine(args, check_store=True) as engine:
-        report = engine.index(force=args.force, progress=_ProgressBar())
+    from kbls.index_progress import IndexProgressOutput
+
+    with IndexProgressOutput(sys.stderr) as progress, _engine(args, check_store=True) as engine:
+        report = engine.index(force=args.force, progress=progress)
     if args.json:
         _emit(report)
         return 0

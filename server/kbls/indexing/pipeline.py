@@ -35,8 +35,21 @@ from kbls.storage.store import Store
 
 log = logging.getLogger(__name__)
 
-#: called with (files done, files to do, path being indexed).
-ProgressFn = Callable[[int, int, str], None]
+
+@dataclass(frozen=True)
+class IndexProgress:
+    """How far one indexing run is: after each file looked at, and after each model batch."""
+
+    #: files looked at (read, or found unchanged) of those this run looks at
+    files_done: int
+    files_total: int
+    #: the file last looked at
+    path: str
+    #: chunk texts embedded so far in this run (vectors already stored are not counted)
+    chunks_embedded: int
+
+
+ProgressFn = Callable[[IndexProgress], None]
 
 
 def file_hash(data: bytes) -> str:
@@ -151,7 +164,8 @@ class IndexPipeline:
         report.scanned = len(candidates)
         limit = self.config.max_file_bytes
         work = [c for c in candidates if force or _changed(c, known.get(c.rel_path), limit)]
-        batch = _Batch(self)
+        tracker = _Tracker(progress, len(work))
+        batch = _Batch(self, tracker)
         for done, candidate in enumerate(work, 1):
             if cancel is not None and cancel.is_set():
                 break
@@ -160,8 +174,7 @@ class IndexPipeline:
                 batch.add(prepared)
                 if batch.full:
                     batch.flush(report)
-            if progress is not None:
-                progress(done, len(work), candidate.rel_path)
+            tracker.file_done(done, candidate.rel_path)
         batch.flush(report)
         if cancel is None or not cancel.is_set():
             for rel in gone:
@@ -268,10 +281,34 @@ def _changed(candidate: Candidate, row: FileRow | None, max_file_bytes: int) -> 
 
 
 @dataclass
+class _Tracker:
+    """The run's progress, told to the caller's callback (if any) as files and batches finish."""
+
+    progress: ProgressFn | None
+    files_total: int
+    files_done: int = 0
+    path: str = ""
+    chunks_embedded: int = 0
+
+    def file_done(self, done: int, path: str) -> None:
+        self.files_done, self.path = done, path
+        self._tell()
+
+    def embedded(self, count: int) -> None:
+        self.chunks_embedded += count
+        self._tell()
+
+    def _tell(self) -> None:
+        if self.progress is not None:
+            self.progress(IndexProgress(self.files_done, self.files_total, self.path, self.chunks_embedded))
+
+
+@dataclass
 class _Batch:
     """Parsed notes waiting for the model, and the chunk texts of theirs not embedded yet."""
 
     pipeline: IndexPipeline
+    tracker: _Tracker
     notes: list[PreparedNote] = field(default_factory=list)
     missing: dict[str, str] = field(default_factory=dict)  # chunk hash -> text to embed
 
@@ -293,10 +330,14 @@ class _Batch:
         # Similar lengths in one model batch waste less padding.
         hashes = sorted(self.missing, key=lambda h: len(self.missing[h]))
         vectors: dict[str, np.ndarray] = {}
-        if hashes:
-            embedded = self.pipeline.embedder.embed_passages([self.missing[h] for h in hashes])
-            vectors = dict(zip(hashes, embedded, strict=True))
-            report.embedded += len(hashes)
+        # One model batch at a time, so that progress moves while a large flush embeds.
+        step = self.pipeline.config.model.batch_size
+        for start in range(0, len(hashes), step):
+            part = hashes[start : start + step]
+            embedded = self.pipeline.embedder.embed_passages([self.missing[h] for h in part])
+            vectors.update(zip(part, embedded, strict=True))
+            self.tracker.embedded(len(part))
+        report.embedded += len(hashes)
         for prepared in self.notes:
             written, _ = self.pipeline.store.write_note(prepared.record, vectors)
             report.changed += 1
