@@ -20,6 +20,7 @@ import {
   toolchainMissing,
   startSession,
   notifications,
+  notificationDetails,
   clickNotificationButton,
   waitStatus,
   statusBarTexts,
@@ -98,13 +99,22 @@ test("no kbls anywhere: opt in, install the server from the VSIX, search", { ski
     assert.equal(fs.existsSync(path.join(ws, ".kbls.yaml")), false);
   });
 
-  await t.test("Yes: no server is found, and the notification offers to install it", { timeout: 120000 }, async () => {
+  await t.test("Yes: no server yet, and an information prompt offers the install first", { timeout: 120000 }, async () => {
     assert.ok(await clickNotificationButton(page, "Yes"), "the Yes button");
-    const toast = await until("the server-not-found notification", async () =>
-      (await notifications(page)).find((x) => /was not found/.test(x) && /Install kbls server/.test(x)) ?? null,
+    const toast = await until("the not-installed-yet notification", async () =>
+      (await notificationDetails(page)).find((x) => /not installed yet/.test(x.text)) ?? null,
     );
-    t.diagnostic(`notification: ${toast.replace(/\s+/g, " ").slice(0, 300)}`);
-    assert.match(toast, /uv tool install kbls/);
+    t.diagnostic(`notification: ${toast.text.replace(/\s+/g, " ").slice(0, 400)}`);
+    // The normal first start, not an error; the install is the first button.
+    assert.equal(toast.severity, "info", `severity of ${JSON.stringify(toast)}`);
+    assert.equal(toast.buttons[0], "Install kbls server", `buttons: ${JSON.stringify(toast.buttons)}`);
+    // The install-it-yourself command names the wheel this installed extension carries.
+    assert.doesNotMatch(toast.text, /(uv tool|pipx) install kbls\b/, "kbls is not on the package index");
+    const wheel = /`uv tool install '?([^`']+\/server\/kbls-[\d.]+-py3-none-any\.whl)'?`/.exec(toast.text)?.[1];
+    assert.ok(wheel, `a uv tool install of the wheel in: ${toast.text}`);
+    assert.ok(wheel.startsWith(session.extDir), `the installed extension's own wheel: ${wheel}`);
+    assert.ok(fs.existsSync(wheel), `${wheel} exists`);
+    assert.ok(toast.text.includes(`pipx install ${wheel}`) || toast.text.includes(`pipx install '${wheel}'`), toast.text);
     await waitStatus(page, /KB: no server/, 20000);
     await screenshot("not-found-install-offer");
   });

@@ -256,6 +256,18 @@ export async function notifications(page) {
   return page.$$eval(".notifications-toasts .notification-toast", (els) => els.map((e) => e.innerText));
 }
 
+/** Each visible toast's text, severity ("info" | "warning" | "error", from its icon) and button labels in order. */
+export async function notificationDetails(page) {
+  return page.$$eval(".notifications-toasts .notification-toast", (els) =>
+    els.map((e) => {
+      const icon = e.querySelector(".notification-list-item-icon");
+      const severity = /codicon-(info|warning|error)\b/.exec(icon?.className ?? "")?.[1] ?? "unknown";
+      const buttons = [...e.querySelectorAll(".monaco-button")].map((b) => b.textContent.trim()).filter(Boolean);
+      return { text: e.innerText, severity, buttons };
+    }),
+  );
+}
+
 /** Clicks a button of a visible notification (toast or Notifications center); true when clicked. */
 export async function clickNotificationButton(page, label) {
   return page.evaluate((text) => {

@@ -10,7 +10,7 @@ import * as kb from "./protocol";
 import { pythonExtensionInterpreter } from "./pythonExtension";
 import { managedVenv } from "./serverInstall";
 import { isNotFound, locateServer, nodeDeps, type NotFound, type ServerCommand } from "./serverLocator";
-import { installChosen, installWithProgress, upgradeChosen, type ExtensionPlace, type SetupUi } from "./serverSetup";
+import { bundledWheel, installChosen, installWithProgress, upgradeChosen, type ExtensionPlace, type SetupUi } from "./serverSetup";
 import type { StatusBar } from "./statusBar";
 import { parseIndexStatus } from "./wireParse";
 
@@ -85,14 +85,17 @@ export class KbClient implements vscode.Disposable {
         pythonPath: config.get<string>("pythonPath", ""),
         extraArgs: config.get<string[]>("extraArgs", []),
         managedVenv: managedVenv(this.place.storageDir),
+        bundledWheel: await bundledWheel(this.place),
       },
       nodeDeps({ workspaceFolder: folder?.uri.fsPath, pythonExtensionInterpreter: () => pythonExtensionInterpreter(folder?.uri) }),
     );
     if (isNotFound(located)) {
       this.notFound = located;
       this.command = undefined;
-      this.output.warn(`Server not found. Tried: ${located.tried.join("; ")}`);
-      this.statusBar.setPhase("notFound", located.error);
+      const tried = `Tried: ${located.tried.join("; ")}`;
+      if (located.kind === "missing") this.output.info(`No kbls server installed yet. ${tried}`);
+      else this.output.warn(`Server not found: ${located.message} ${tried}`);
+      this.statusBar.setPhase("notFound", located.message);
       void this.showNotFound(located);
       return undefined;
     }
@@ -191,7 +194,7 @@ export class KbClient implements vscode.Disposable {
     if (await upgradeChosen(this.setupUi, server)) await this.install();
   }
 
-  /** The not-found error; its Install button installs the server and starts it. */
+  /** The not-found message; its Install button installs the server and starts it. */
   async showNotFound(nf: NotFound): Promise<void> {
     if (await installChosen(this.output, nf)) await this.install();
   }
@@ -210,7 +213,7 @@ export class KbClient implements vscode.Disposable {
     const folder = this.enabledFolders()[0] ?? vscode.workspace.workspaceFolders?.[0];
     const notFoundBefore = this.notFound !== undefined;
     const installed = await installWithProgress(this.setupUi, folder, () => {
-      if (notFoundBefore) this.statusBar.setPhase("notFound", this.notFound?.error);
+      if (notFoundBefore) this.statusBar.setPhase("notFound", this.notFound?.message);
       else if (this.running) this.statusBar.setPhase("running");
       else this.statusBar.hide();
     });

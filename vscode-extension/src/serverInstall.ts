@@ -9,6 +9,7 @@ import { spawn } from "node:child_process";
 import { promises as fs } from "node:fs";
 import * as path from "node:path";
 import { venvPython, venvScript, type FoundPython } from "./pythonFinder";
+import { quoteArg, selfInstallSource } from "./serverLocator";
 
 /** The environment's folder inside the extension's global storage. */
 export const VENV_DIR = "server-venv";
@@ -97,7 +98,9 @@ export async function installServer(req: InstallRequest, deps: InstallDeps, repo
   const python = venvPython(venv, deps.platform);
   const kbls = venvScript(venv, deps.platform);
   if (!(await deps.exists(req.wheel))) {
-    throw new InstallError(`The kbls ${req.version} wheel is missing from the extension (${req.wheel}). Reinstall the extension, or install the server yourself: uv tool install kbls (or pipx install kbls).`);
+    throw new InstallError(
+      `The kbls ${req.version} wheel is missing from the extension (${req.wheel}). Reinstall the extension from a VSIX built with \`npm run package\`, or install the server yourself ${selfInstallSource(undefined)}.`,
+    );
   }
   const upgrading = await deps.exists(python);
   const check = (r: RunResult, what: string, hint = ""): void => {
@@ -169,12 +172,17 @@ export function adviseVersion(serverVersion: string | undefined, extensionVersio
     : { kind: "differs", server: serverVersion, extension: extensionVersion };
 }
 
-export function versionMessage(advice: VersionAdvice): string | undefined {
+/** What to say about a version that differs; `bundledWheel` (the wheel the VSIX carries, when there) is the upgrade. */
+export function versionMessage(advice: VersionAdvice, bundledWheel?: string): string | undefined {
   switch (advice.kind) {
     case "upgradeManaged":
       return `The kbls server installed by the extension is version ${advice.server}; the extension is ${advice.extension}. Upgrade the server to ${advice.extension}?`;
-    case "differs":
-      return `The kbls server is version ${advice.server} but the extension is ${advice.extension}. Upgrade the server (uv tool upgrade kbls, or pipx upgrade kbls) so both speak the same protocol.`;
+    case "differs": {
+      const how = bundledWheel
+        ? `\`uv tool install --reinstall ${quoteArg(bundledWheel)}\` (or \`pipx install --force ${quoteArg(bundledWheel)}\`)`
+        : "`uv tool install --reinstall ./` (or `pipx install --force ./`) in a clone of kbls at that version";
+      return `The kbls server is version ${advice.server} but the extension is ${advice.extension}. Install the server of version ${advice.extension} over it, ${how}, so both speak the same protocol.`;
+    }
     default:
       return undefined;
   }

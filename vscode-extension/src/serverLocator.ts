@@ -19,10 +19,17 @@ export interface ServerCommand {
 }
 
 export interface NotFound {
-  error: string;
+  /**
+   * "missing": nothing configured and no server anywhere, a new user's first start (an offer to
+   * install, not an error). "misconfigured": a setting names a server or Python that does not
+   * work, which the install would not change.
+   */
+  kind: "missing" | "misconfigured";
+  /** What to tell the user. */
+  message: string;
   /** What was tried, in order, for the log. */
   tried: string[];
-  /** The setting to open from the error message. */
+  /** The setting to open from the message. */
   setting: "kbls.serverPath" | "kbls.pythonPath";
 }
 
@@ -32,6 +39,8 @@ export interface LocatorSettings {
   extraArgs?: readonly string[];
   /** The virtual environment the extension installs the server into (in its global storage). */
   managedVenv?: string;
+  /** The server wheel the VSIX carries, when it is there: what the install-it-yourself hint names. */
+  bundledWheel?: string;
 }
 
 export interface LocatorDeps {
@@ -96,8 +105,24 @@ function scriptNextToPython(python: string, platform: NodeJS.Platform): string {
  */
 export const PYTHON_LAUNCHER = "import sys; from kbls.cli import main; sys.exit(main())";
 
-export const INSTALL_HINT =
-  "Let the extension install it (Install kbls server), or install it yourself with `uv tool install kbls` or `pipx install kbls` so that `kbls` is on PATH, or set `kbls.serverPath` to the `kbls` executable.";
+/**
+ * Where to install the server from by hand, as a tool that puts `kbls` on PATH. kbls is not on
+ * the package index yet: the wheel the VSIX carries (the extension's own version), else a clone.
+ */
+export function selfInstallSource(bundledWheel: string | undefined): string {
+  if (!bundledWheel) return "from a clone of kbls, `uv tool install ./` (or `pipx install ./`) in the clone";
+  const wheel = quoteArg(bundledWheel);
+  return `from the wheel this extension carries, \`uv tool install ${wheel}\` (or \`pipx install ${wheel}\`)`;
+}
+
+/** The first start's message: no server yet, and the ways to get one. */
+export function missingMessage(bundledWheel: string | undefined): string {
+  return (
+    "kbls needs its language server, which is not installed yet. Install kbls server sets it up in the extension's " +
+    `own environment with your Python (3.10 or newer). Or install it yourself ${selfInstallSource(bundledWheel)}, ` +
+    "then run KB: Restart Server; for a `kbls` elsewhere, set `kbls.serverPath`."
+  );
+}
 
 export async function locateServer(settings: LocatorSettings, deps: LocatorDeps): Promise<ServerCommand | NotFound> {
   const extra = [...(settings.extraArgs ?? [])];
@@ -113,7 +138,8 @@ export async function locateServer(settings: LocatorSettings, deps: LocatorDeps)
     const resolved = path.isAbsolute(serverPath) ? serverPath : await whichOnPath(serverPath, deps);
     if (resolved && (await deps.isExecutable(resolved))) return make(resolved, [], "serverPath");
     return {
-      error: `kbls.serverPath is set to "${settings.serverPath}", which is not an executable file. Fix the setting or clear it to look kbls up on PATH.`,
+      kind: "misconfigured",
+      message: `kbls.serverPath is set to "${settings.serverPath}", which is not an executable file. Fix the setting or clear it to look kbls up on PATH.`,
       tried: [`kbls.serverPath: ${serverPath}`],
       setting: "kbls.serverPath",
     };
@@ -155,15 +181,26 @@ export async function locateServer(settings: LocatorSettings, deps: LocatorDeps)
     if (await deps.isExecutable(script)) return make(script, [], "managed");
   }
 
-  return {
-    error: `The kbls language server was not found (looked for ${tried.join(", ")}). ${INSTALL_HINT}`,
-    tried,
-    setting: pythons.length > 0 && settings.pythonPath?.trim() ? "kbls.pythonPath" : "kbls.serverPath",
-  };
+  const pythonPath = settings.pythonPath?.trim();
+  if (pythonPath) {
+    const python = quoteArg(expandPath(pythonPath, deps));
+    const how = settings.bundledWheel
+      ? `\`${python} -m pip install ${quoteArg(settings.bundledWheel)}\``
+      : `\`${python} -m pip install ./\` in a clone of kbls`;
+    return {
+      kind: "misconfigured",
+      message:
+        `kbls.pythonPath is set to "${settings.pythonPath}", which is not a Python with the kbls package (looked for ${tried.join(", ")}). ` +
+        `Install the server into that Python (${how}), or clear the setting to use the server the extension installs.`,
+      tried,
+      setting: "kbls.pythonPath",
+    };
+  }
+  return { kind: "missing", message: missingMessage(settings.bundledWheel), tried, setting: "kbls.serverPath" };
 }
 
 export function isNotFound(r: ServerCommand | NotFound): r is NotFound {
-  return (r as NotFound).error !== undefined;
+  return (r as NotFound).kind !== undefined;
 }
 
 /** The real file-system and process checks. */

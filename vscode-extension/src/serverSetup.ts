@@ -2,6 +2,7 @@
 // when the server's version differs from the extension's, and the install itself (a Python found,
 // the bundled wheel installed into the extension's own environment, with progress). KbClient
 // (client.ts) decides when; these functions talk to the user and report back.
+import { promises as fs } from "node:fs";
 import * as vscode from "vscode";
 import { findPython, isNoPython, probeVersion, venvPython } from "./pythonFinder";
 import { pythonExtensionInterpreter } from "./pythonExtension";
@@ -38,13 +39,22 @@ export interface SetupUi {
   readonly place: ExtensionPlace;
 }
 
+/** The wheel the VSIX carries, when it is there (an extension run from its sources has none). */
+export async function bundledWheel(place: ExtensionPlace): Promise<string | undefined> {
+  const wheel = bundledWheelPath(place.extensionPath, place.version);
+  return fs.access(wheel).then(
+    () => wheel,
+    () => undefined,
+  );
+}
+
 /** Asks the server its version; true when it is the extension's own, outdated, and the user chose to upgrade it. */
 export async function upgradeChosen(ui: SetupUi, server: ServerCommand): Promise<boolean> {
   const answer = await nodeRunner(server.command, [...server.prefix, "--version"], { timeoutMs: 30000 });
   const version = parseServerVersion(answer.output);
   const advice = adviseVersion(version, ui.place.version, server.source === "managed");
   ui.output.info(`Server version: ${version ?? "unknown"} (extension ${ui.place.version})`);
-  const message = versionMessage(advice);
+  const message = versionMessage(advice, await bundledWheel(ui.place));
   if (!message) return false;
   if (advice.kind === "upgradeManaged") return (await vscode.window.showInformationMessage(message, UPGRADE_CHOICE)) === UPGRADE_CHOICE;
   ui.output.warn(message);
@@ -52,9 +62,16 @@ export async function upgradeChosen(ui: SetupUi, server: ServerCommand): Promise
   return false;
 }
 
-/** The not-found error with its buttons; true when the user chose to install the server. */
+/**
+ * Says the server was not found; true when the user chose to install it. No server at all is a new
+ * user's first start: an information prompt with the install first. A setting that names a server
+ * or Python that does not work is an error, which the install would not fix.
+ */
 export async function installChosen(output: vscode.LogOutputChannel, nf: NotFound): Promise<boolean> {
-  const choice = await vscode.window.showErrorMessage(nf.error, INSTALL_CHOICE, "Open Setting", "Show Output");
+  const choice =
+    nf.kind === "missing"
+      ? await vscode.window.showInformationMessage(nf.message, INSTALL_CHOICE, "Open Setting", "Show Output")
+      : await vscode.window.showErrorMessage(nf.message, "Open Setting", "Show Output");
   if (choice === "Open Setting") await openSetting(nf.setting);
   else if (choice === "Show Output") output.show();
   return choice === INSTALL_CHOICE;

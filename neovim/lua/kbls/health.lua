@@ -42,9 +42,13 @@ function M.check_server()
   local exe = cmd[1]
   local path = vim.fn.exepath(exe)
   if path == "" then
+    -- kbls is not on the package index yet: a clone (or the wheel a kbls VSIX carries) is the source.
     health.error(("server `%s` not found"):format(exe), {
-      "Install the server as a tool: `uv tool install kbls` or `pipx install kbls`",
-      "From a clone: `make venv`, then set `cmd` in require('kbls').setup("
+      "Install the server as a tool from a clone of kbls: "
+        .. "`git clone https://github.com/kbls/kbls && cd kbls`, "
+        .. "then `uv tool install ./` (or `pipx install ./`); `kbls` lands in ~/.local/bin",
+      "Or from the wheel a kbls VSIX carries: `uv tool install /path/to/kbls-VERSION-py3-none-any.whl`",
+      "Or in the clone: `make venv`, then set `cmd` in require('kbls').setup("
         .. "{ cmd = { '/path/to/kbls/.venv/bin/kbls', 'serve' } })",
     })
     return false

@@ -115,8 +115,9 @@ function M.attach(bufnr)
   if exe and vim.fn.executable(exe) ~= 1 then
     vim.notify_once(
       (
-        "kbls: %q is not executable; install the server (`uv tool install kbls` or `pipx install kbls`)"
-        .. " or set `cmd` in require('kbls').setup()"
+        "kbls: %q is not executable; install the server from a clone of kbls (`uv tool install ./`"
+        .. " or `pipx install ./` in the clone) or set `cmd` in require('kbls').setup();"
+        .. " see :checkhealth kbls"
       ):format(exe),
       vim.log.levels.ERROR
     )

@@ -155,7 +155,7 @@ test("the bundled extension in a fake VS Code host, against the real server", { 
     host.settings["kbls.serverPath"] = path.join(ws, "no-such-kbls");
     host.fireConfigChange(["kbls.serverPath"]);
     const msg = await waitFor("the error", () => host.messages.find((m) => m.level === "error" && /kbls\.serverPath/.test(m.m)));
-    assert.deepEqual(msg.items, ["Install kbls server", "Open Setting", "Show Output"]);
+    assert.deepEqual(msg.items, ["Open Setting", "Show Output"], "installing would not fix a wrong setting");
     await waitFor("KB: no server", () => statusText().includes("KB: no server"));
     assert.equal(host.messages.filter((m) => m.level === "error").length, 1, "one message, not one per attempt");
     host.settings["kbls.serverPath"] = KBLS;
@@ -163,24 +163,26 @@ test("the bundled extension in a fake VS Code host, against the real server", { 
     await waitFor("the server back", () => statusText().includes(`KB: ${NOTE_COUNT} notes`)).catch(failWith);
   });
 
-  await step("nothing found at all: the message says what to install", async () => {
+  await step("nothing found at all: an information prompt, install first, naming commands that work", async () => {
     const savedPath = process.env.PATH;
     host.settings["kbls.serverPath"] = "";
     process.env.PATH = path.join(ws, "empty-bin");
     try {
       host.fireConfigChange(["kbls.serverPath"]);
-      const msg = await waitFor("the not-found error", () =>
-        host.messages.find((m) => m.level === "error" && /was not found/.test(m.m)),
+      const msg = await waitFor("the not-installed prompt", () =>
+        host.messages.find((m) => m.level === "info" && /not installed yet/.test(m.m)),
       );
-      assert.match(msg.m, /uv tool install kbls/);
       assert.deepEqual(msg.items, ["Install kbls server", "Open Setting", "Show Output"]);
+      assert.ok(!host.messages.some((m) => m.level === "error" && /not installed yet/.test(m.m)), "not an error");
+      assert.doesNotMatch(msg.m, /(uv tool|pipx) install kbls\b/, "kbls is not on the package index");
+      assert.match(msg.m, /`uv tool install \S+\/server\/kbls-[\d.]+-py3-none-any\.whl`|from a clone of kbls, `uv tool install \.\/`/);
       assert.match(msg.m, /kbls\.serverPath/);
       // KB: Search now repeats the message instead of opening a picker that cannot answer.
       const pickers = host.quickPicks.length;
-      const errors = host.messages.filter((m) => m.level === "error").length;
+      const prompts = host.messages.filter((m) => m.level === "info" && /not installed yet/.test(m.m)).length;
       await host.commands.get("kbls.search")();
       assert.equal(host.quickPicks.length, pickers);
-      assert.equal(host.messages.filter((m) => m.level === "error").length, errors + 1);
+      assert.equal(host.messages.filter((m) => m.level === "info" && /not installed yet/.test(m.m)).length, prompts + 1);
     } finally {
       process.env.PATH = savedPath;
       host.settings["kbls.serverPath"] = KBLS;

@@ -105,7 +105,11 @@ test("a version mismatch: an upgrade offer for the extension's own server, advic
   assert.match(versionMessage(own), /installed by the extension is version 0\.1\.0.*extension is 0\.2\.0.*Upgrade/);
   const theirs = adviseVersion("0.3.0", "0.2.0", false);
   assert.equal(theirs.kind, "differs");
-  assert.match(versionMessage(theirs), /uv tool upgrade kbls/);
+  // kbls is not on the package index: the upgrade is the wheel of the extension's version.
+  const wheel = "/ext/server/kbls-0.2.0-py3-none-any.whl";
+  assert.match(versionMessage(theirs, wheel), /version 0\.3\.0 but the extension is 0\.2\.0\. Install the server of version 0\.2\.0 over it, `uv tool install --reinstall \/ext\/server\/kbls-0\.2\.0-py3-none-any\.whl` \(or `pipx install --force \/ext\/server\/kbls-0\.2\.0-py3-none-any\.whl`\)/);
+  assert.match(versionMessage(theirs), /`uv tool install --reinstall \.\/` \(or `pipx install --force \.\/`\) in a clone of kbls/);
+  assert.doesNotMatch(versionMessage(theirs, wheel), /(uv tool upgrade|pipx upgrade) kbls/);
   assert.equal(adviseVersion(undefined, "0.2.0", true).kind, "unknown");
 });
 
@@ -124,7 +128,7 @@ test("installServer: a real venv + pip install of the bundled wheel, then the lo
   await t.test("a missing wheel is a clear error and creates nothing", async () => {
     await assert.rejects(
       installServer({ storageDir: storage, python, wheel: bundledWheelPath(ext, "0.0.9"), version: "0.0.9" }, deps, report),
-      (e) => e instanceof InstallError && /wheel is missing.*uv tool install kbls/.test(e.message),
+      (e) => e instanceof InstallError && /wheel is missing.*npm run package.*from a clone of kbls, `uv tool install \.\/`/.test(e.message),
     );
     assert.equal(fs.existsSync(managedVenv(storage)), false);
   });

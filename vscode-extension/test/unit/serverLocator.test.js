@@ -31,7 +31,8 @@ test("kbls.serverPath wins and extra args follow `serve`", async () => {
 test("a wrong kbls.serverPath is an error naming the setting, not a silent fallback", async () => {
   const r = await locateServer({ serverPath: "/nope/kbls" }, deps({ files: ["/usr/bin/kbls"] }));
   assert.ok(isNotFound(r));
-  assert.match(r.error, /kbls.serverPath/);
+  assert.equal(r.kind, "misconfigured");
+  assert.match(r.message, /kbls.serverPath/);
   assert.equal(r.setting, "kbls.serverPath");
 });
 
@@ -66,19 +67,31 @@ test("else the Python extension's interpreter; the setting takes precedence over
     deps({ files: ["/e/python", "/p/python"], withKbls: ["/e/python"], pythonExt: "/e/python" }),
   );
   assert.ok(isNotFound(nf), "a pythonPath without the package is reported, not replaced");
+  assert.equal(nf.kind, "misconfigured");
   assert.equal(nf.setting, "kbls.pythonPath");
+  const wheel = "/ext/server/kbls-0.1.0-py3-none-any.whl";
+  const told = await locateServer({ pythonPath: "/p/python", bundledWheel: wheel }, deps({ files: ["/p/python"] }));
+  assert.match(told.message, /`\/p\/python -m pip install \/ext\/server\/kbls-0\.1\.0-py3-none-any\.whl`/);
 });
 
-test("nothing found: one message that says what to install and lists what was tried", async () => {
-  const r = await locateServer({}, deps({ files: ["/e/python"], pythonExt: "/e/python" }));
+test("nothing found: a first start, whose message offers the install and names commands that work", async () => {
+  // kbls is not on the package index: the hint installs the wheel the VSIX carries, by its path.
+  const wheel = "/home/me/My Extensions/kbls.kbls-0.1.0/server/kbls-0.1.0-py3-none-any.whl";
+  const r = await locateServer({ bundledWheel: wheel }, deps({ files: ["/e/python"], pythonExt: "/e/python" }));
   assert.ok(isNotFound(r));
-  assert.match(r.error, /uv tool install kbls/);
-  assert.match(r.error, /pipx install kbls/);
-  assert.match(r.error, /Install kbls server/);
-  assert.doesNotMatch(r.error, /pip install/, "never a bare pip install (PEP 668)");
-  assert.match(r.error, /kbls.serverPath/);
+  assert.equal(r.kind, "missing", "not an error: the normal first start");
+  assert.match(r.message, /^kbls needs its language server, which is not installed yet\. Install kbls server /);
+  assert.ok(r.message.includes(`\`uv tool install '${wheel}'\``), r.message);
+  assert.ok(r.message.includes(`\`pipx install '${wheel}'\``), r.message);
+  assert.match(r.message, /KB: Restart Server/);
+  assert.doesNotMatch(r.message, /(uv tool|pipx) install kbls\b/, "kbls is not on the package index");
+  assert.doesNotMatch(r.message, /\bpip install/, "never a bare pip install (PEP 668)");
+  assert.match(r.message, /kbls.serverPath/);
   assert.deepEqual(r.tried, ["`kbls` on PATH", "the Python extension's interpreter: /e/python"]);
   assert.equal(r.setting, "kbls.serverPath");
+  // An extension run from its sources carries no wheel: a clone's install.
+  const bare = await locateServer({}, deps());
+  assert.match(bare.message, /from a clone of kbls, `uv tool install \.\/` \(or `pipx install \.\/`\) in the clone/);
 });
 
 test("nodeDeps checks real files: executables yes, plain files and folders no", async () => {
