@@ -12,10 +12,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from urllib.parse import quote
 
 import pytest
 from lsprotocol import types
+from tests.support.client_uris import neovim_uri, vscode_uri
 from tests.support.corpus import write_config
 from tests.support.link_corpus import SLEEPLESS, write_link_workspace
 from tests.support.lsp_client import LspSession, ready_session
@@ -35,15 +35,6 @@ SAVED = f"# Knitting draft\n\n{KNITTING}\n"
 #: the note as the editor holds it: a `[[` being typed (line 2), two links (line 3).
 TYPED = f"# Knitting draft\n\n{SLEEPLESS}[[\nSee [[Sleep hygiene]] and [[Growing tomatoes]].\n"
 COMPLETE_AT = (2, len(SLEEPLESS) + 2)
-
-
-def vscode_uri(path: Path) -> str:
-    return path.as_uri()
-
-
-def neovim_uri(path: Path) -> str:
-    """As Neovim's `vim.uri_from_fname` writes it: RFC 3986's sub-delimiters, `:` and `@` unescaped."""
-    return "file://" + quote(str(path), safe="/!$&'()*+,;=:@")
 
 
 FORMS: dict[str, Callable[[Path], str]] = {"vscode": vscode_uri, "neovim": neovim_uri}

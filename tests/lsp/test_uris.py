@@ -6,11 +6,11 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from pathlib import Path
-from urllib.parse import quote
 
 import pytest
 from lsprotocol import types
 from pygls.workspace import Workspace
+from tests.support.client_uris import neovim_uri, vscode_uri
 
 from kbls.lsp.documents import adopt
 from kbls.lsp.uris import client_uri, file_uri, open_document
@@ -18,16 +18,6 @@ from kbls.lsp.uris import client_uri, file_uri, open_document
 #: names that need escaping: a space, é composed and decomposed, `#`, `%`, `[`, `+`, `;`
 NAMES = ["My Notes/a b.md", "Notizen/\u00dcber/Caf\u00e9.md", "Cafe\u0301/the\u0301.md", "issue #12.md",
          "100% done.md", "[draft] plan.md", "c++ tips.md", "a;b=c.md"]
-
-
-def vscode_uri(path: Path) -> str:
-    """As VS Code writes it: every reserved character escaped (Python's `as_uri` does the same)."""
-    return path.as_uri()
-
-
-def neovim_uri(path: Path) -> str:
-    """As Neovim's `vim.uri_from_fname` writes it: RFC 3986's sub-delimiters, `:` and `@` left as they are."""
-    return "file://" + quote(str(path), safe="/!$&'()*+,;=:@")
 
 
 def _workspace() -> Workspace:
