@@ -4,6 +4,7 @@ local api = require("kbls.api")
 local clients = require("kbls.lsp.clients")
 local spec_clients = require("helpers.clients")
 local kbls_items = require("kbls.items")
+local real_server = require("helpers.real_server")
 local kbls = require("kbls")
 local live_search = require("kbls.live")
 local notify = require("kbls.notify")
@@ -12,9 +13,9 @@ local request = require("kbls.lsp.request")
 local windows = require("helpers.windows")
 local ws = require("helpers.workspace")
 
-local SERVER = os.getenv("KBLS_SERVER") or "kbls"
-local START_TIMEOUT = 60000 -- model load + first index of a few notes, on a slow CI machine
-local REQUEST_TIMEOUT = 20000
+local SERVER = real_server.SERVER
+local START_TIMEOUT = real_server.START_TIMEOUT
+local REQUEST_TIMEOUT = real_server.REQUEST_TIMEOUT
 
 local CONFIG, STORE = ws.config()
 local NOTES = {
@@ -111,15 +112,6 @@ local function capture_notify(fn)
   return msgs
 end
 
---- The last `n` lines of Neovim's LSP log (the daemon's stderr ends up there).
-local function log_tail(n)
-  local ok, lines = pcall(vim.fn.readfile, vim.lsp.get_log_path())
-  if not ok or #lines == 0 then
-    return "(the LSP log is empty)"
-  end
-  return table.concat(vim.list_slice(lines, math.max(1, #lines - n + 1)), "\n")
-end
-
 local function paths(list)
   return vim.tbl_map(function(item)
     return item.relpath
@@ -131,10 +123,7 @@ describe("kbls against the real daemon", function()
   local progress, index_status = {}, {} -- everything received, from the very start
 
   setup(function()
-    assert(
-      vim.fn.executable(SERVER) == 1,
-      ("kbls server not found at %q: run `make venv` (or set KBLS_SERVER)"):format(SERVER)
-    )
+    real_server.require_server()
     root = ws.create(NOTES)
     cwd = vim.fn.getcwd()
     vim.cmd("cd " .. vim.fn.fnameescape(root))
@@ -154,48 +143,9 @@ describe("kbls against the real daemon", function()
     })
     kbls.setup({ cmd = { SERVER, "serve" }, picker = "select", completion = true })
     vim.cmd("edit " .. vim.fn.fnameescape(root .. "/rust/borrowing.md"))
-    local id = clients._by_root[root]
-    assert(id, "no client was started for " .. root)
-    local attached = vim.wait(START_TIMEOUT, function()
-      local c = vim.lsp.get_client_by_id(id)
-      return c == nil or c:is_stopped() or c.initialized == true
-    end, 50)
-    local c = vim.lsp.get_client_by_id(id)
-    if not (attached and c and not c:is_stopped() and c.initialized) then
-      vim.wait(500) -- let the log be written
-      error(
-        ("the client did not %s within %d ms; `%s serve` stderr (from %s):\n%s"):format(
-          attached and "stay up" or "initialize",
-          START_TIMEOUT,
-          SERVER,
-          vim.lsp.get_log_path(),
-          log_tail(40)
-        ),
-        0
-      )
-    end
-    client = c
+    client = real_server.initialized(root)
     -- Wait until the first index is complete: kb/status says ready with every note in it.
-    local last
-    local ready = vim.wait(START_TIMEOUT, function()
-      local st = request.sync(client, "kb/status", vim.empty_dict(), REQUEST_TIMEOUT)
-      last = st
-      return st ~= nil
-        and st.state == "ready"
-        and (st.queue or 0) == 0
-        and type(st.roots) == "table"
-        and st.roots[1] ~= nil
-        and (st.roots[1].files or 0) >= NOTE_COUNT
-    end, 250)
-    assert(
-      ready,
-      "the index was not ready within "
-        .. START_TIMEOUT
-        .. " ms; last kb/status: "
-        .. vim.inspect(last)
-        .. "\nLSP log:\n"
-        .. log_tail(20)
-    )
+    real_server.wait_indexed(client, NOTE_COUNT)
   end)
 
   teardown(function()
