@@ -102,8 +102,9 @@ describe("telescope with the real daemon", function()
       end, 20),
       vim.inspect(result_lines(p))
     )
+    -- the note's sections under its row, best first (entries 1..more: the layout reads upwards)
     local children = {}
-    for i = 2, note.more + 1 do
+    for i = note.more, 1, -1 do
       local item = p.manager:get_entry(i).value
       assert.is_true(item.child, vim.inspect(result_lines(p)))
       assert.equals(note.filename, item.filename)
@@ -113,7 +114,7 @@ describe("telescope with the real daemon", function()
       local e = require("telescope.actions.state").get_selected_entry()
       return e ~= nil and e.value.relpath == notes.GIT_NOTE and not e.value.child
     end, 20))
-    require("telescope.actions").move_selection_worse(b)
+    require("telescope.actions").move_selection_next(b)
     require("telescope.actions").select_default(b)
     assert.is_true(vim.wait(5000, function()
       return vim.api.nvim_buf_get_name(0) == note.filename and vim.fn.mode() == "n"

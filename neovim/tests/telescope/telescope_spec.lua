@@ -303,20 +303,20 @@ describe("telescope extension", function()
       local e = require("telescope.actions.state").get_selected_entry()
       return e and e.value.relpath == "a.md" and not e.value.child
     end)
-    -- the order of the rows: the note, its sections, the next note
-    local order = {}
-    for i = 1, 4 do
-      order[i] = p.manager:get_entry(i).value
+    -- on screen, top to bottom: the next note, the note, its sections best first (Telescope's
+    -- default layout puts the first result at the bottom, by the prompt)
+    local top_down = {}
+    for i = 4, 1, -1 do
+      top_down[#top_down + 1] = p.manager:get_entry(i).value.sections[1]
     end
-    assert.same({ "First", "Undo a push", "Reset", "Second" }, {
-      order[1].sections[1],
-      order[2].sections[1],
-      order[3].sections[1],
-      order[4].sections[1],
-    })
-    assert.is_true(order[2].child and order[3].child)
+    assert.same({ "Second", "First", "Undo a push", "Reset" }, top_down)
+    assert.is_true(p.manager:get_entry(1).value.child and p.manager:get_entry(2).value.child)
+    local lines = result_lines(p)
+    assert.matches("Alpha › First", lines[#lines - 2], 1, true)
+    assert.matches("› Undo a push", lines[#lines - 1], 1, true)
     -- <C-e> on a section folds its note again
-    require("telescope.actions").move_selection_worse(b)
+    require("telescope.actions").move_selection_next(b)
+    assert.is_true(require("telescope.actions.state").get_selected_entry().value.child)
     mapping(b, "<C-E>")()
     wait("folded", function()
       return #result_lines(p) == 2
@@ -339,7 +339,11 @@ describe("telescope extension", function()
     wait("sections", function()
       return #result_lines(p) == 4
     end)
-    require("telescope.actions").move_selection_worse(b)
+    wait("the note's row selected", function()
+      local e = require("telescope.actions.state").get_selected_entry()
+      return e and e.value.relpath == "a.md" and not e.value.child
+    end)
+    require("telescope.actions").move_selection_next(b)
     assert.equals("Undo a push", require("telescope.actions.state").get_selected_entry().value.sections[1])
     require("telescope.actions").select_default(b)
     wait("opened", function()

@@ -169,6 +169,33 @@ local function map_expand(map, rows, picker, shown)
   end
 end
 
+--- The rows in the order Telescope is given them: as they are for an ascending layout; for the
+--- default descending one (the best row at the bottom, next to the prompt), each expanded note's
+--- sections before it, last first, so that they show under the note's row there too.
+---@param rows kbls.Item[]
+---@param descending boolean
+---@return kbls.Item[]
+function M.order(rows, descending)
+  if not descending then
+    return rows
+  end
+  local out, group = {}, {}
+  local function flush()
+    for i = #group, 1, -1 do
+      out[#out + 1] = group[i]
+    end
+    group = {}
+  end
+  for _, row in ipairs(rows) do
+    if not row.child then
+      flush()
+    end
+    group[#group + 1] = row
+  end
+  flush()
+  return out
+end
+
 --- Live search: every (debounced) keystroke sends `kb/search`.
 ---@param opts table|nil telescope picker options, plus `query` (initial text), `bufnr`, `search` (overrides of the `search` options), `title`
 function M.live_search(opts)
@@ -183,7 +210,7 @@ function M.live_search(opts)
     fn = function(prompt)
       local tx, rx = t.channel.oneshot()
       rows:fetch(prompt, tx)
-      shown = rx()
+      shown = M.order(rx(), picker ~= nil and picker.sorting_strategy ~= "ascending")
       M.show_state(picker, rows.live:index())
       return shown
     end,
