@@ -34,6 +34,7 @@ local ns = vim.api.nvim_create_namespace("kbls-panel")
 ---@field debounced kbls.Debounced|nil
 ---@field group integer|nil
 ---@field last table|nil what was rendered last (rendered again when the width changes)
+---@field width integer|nil the width it was wrapped to
 M.state = { shown = {} }
 
 ---@return boolean
@@ -124,6 +125,7 @@ local function render(header, entries, message)
   end
   st.last = { header, entries, message }
   local width = M.is_open() and vim.api.nvim_win_get_width(st.win) or M.WIDTH
+  st.width = width
   local lines, marks = { header, "" }, {}
   st.shown = {}
   if message then
@@ -273,10 +275,10 @@ function M.open()
       end
     end,
   })
-  vim.api.nvim_create_autocmd("WinResized", {
+  vim.api.nvim_create_autocmd({ "WinResized", "VimResized" }, {
     group = st.group,
     callback = function()
-      if M.is_open() and st.last and vim.tbl_contains(vim.v.event.windows or {}, st.win) then
+      if M.is_open() and st.last and vim.api.nvim_win_get_width(st.win) ~= st.width then
         render(unpack(st.last, 1, 3))
       end
     end,

@@ -152,6 +152,17 @@ describe(":KbRelatedPanel", function()
     assert.matches(table.concat(reasons, "; "), flat, 1, true)
     assert.matches("git/deeply nested/rewriting-history.md:20", (block:gsub("\n%s+", "")), 1, true)
     assert.is_true(flat:find("Final steps", 1, true) < flat:find("similar to", 1, true))
+    -- a wider panel wraps the block again
+    local before = #lines
+    vim.api.nvim_win_set_width(panel.state.win, 70)
+    vim.api.nvim_exec_autocmds("WinResized", {}) -- what a UI fires (a headless Neovim does not)
+    assert.is_true(
+      vim.wait(1000, function()
+        return #vim.api.nvim_buf_get_lines(panel.state.buf, 0, -1, false) < before
+      end, 10),
+      "the block was not wrapped again at 70 columns"
+    )
+    lines = vim.api.nvim_buf_get_lines(panel.state.buf, 0, -1, false)
     -- <CR> on any line of the block opens the note
     vim.api.nvim_set_current_win(panel.state.win)
     vim.api.nvim_win_set_cursor(0, { #lines, 0 })
