@@ -26,6 +26,8 @@ CONFIG_FILE = ".kbls.yaml"
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 
 SearchMode = Literal["hybrid", "semantic", "lexical"]
+#: how a problem is shown in the editor (LSP's diagnostic severities), or not at all.
+Severity = Literal["error", "warning", "information", "hint", "off"]
 
 
 class ModelConfig(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fields=True):
@@ -98,6 +100,19 @@ class SearchConfig(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fie
             raise ValueError("search.min_score: expected a number from 0 to 1")
 
 
+class DiagnosticsConfig(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fields=True):
+    """The severity of each problem the editor is told about in an open note (never in code)."""
+
+    #: a link to no note (nor any file of the root).
+    missing_note: Severity = "warning"
+    #: a link to a note that exists, at a heading it does not have.
+    missing_heading: Severity = "warning"
+    #: a wiki name that several notes answer to.
+    ambiguous: Severity = "warning"
+    #: a markdown link whose path leaves the root (or a symlink that leads out of it).
+    outside_root: Severity = "warning"
+
+
 #: Text files of code projects that match `**/*.txt` or `**/*.rst` but are not notes.
 DEFAULT_EXCLUDE: tuple[str, ...] = (
     "**/requirements*.txt",
@@ -132,6 +147,7 @@ class Config(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fields=Tr
     model: ModelConfig = msgspec.field(default_factory=ModelConfig)
     chunk: ChunkConfig = msgspec.field(default_factory=ChunkConfig)
     search: SearchConfig = msgspec.field(default_factory=SearchConfig)
+    diagnostics: DiagnosticsConfig = msgspec.field(default_factory=DiagnosticsConfig)
 
     def __post_init__(self) -> None:
         if not 1 <= self.max_file_bytes <= 1_000_000_000:

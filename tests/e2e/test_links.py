@@ -75,7 +75,7 @@ def _edit(item: types.CompletionItem) -> str:
 def test_the_link_features_are_advertised(session: LspSession) -> None:
     caps = session.initialize_result.capabilities
     assert caps.completion_provider is not None
-    assert set(caps.completion_provider.trigger_characters or []) == {"[", "("}
+    assert set(caps.completion_provider.trigger_characters or []) == {"[", "(", "#"}
     assert caps.definition_provider and caps.document_link_provider is not None
     sync = caps.text_document_sync
     assert isinstance(sync, types.TextDocumentSyncOptions)

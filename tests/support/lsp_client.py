@@ -30,7 +30,7 @@ from kbls.lsp import wire
 REQUEST_TIMEOUT = 60.0
 INDEX_TIMEOUT = 120.0
 #: the notifications kept, in arrival order, as (method, value) in `LspSession.notifications`
-KEPT = (types.WINDOW_SHOW_MESSAGE, types.WINDOW_LOG_MESSAGE, "kb/indexStatus")
+KEPT = (types.WINDOW_SHOW_MESSAGE, types.WINDOW_LOG_MESSAGE, "kb/indexStatus", types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
 
 T = TypeVar("T")
 
@@ -49,6 +49,7 @@ class LspSession:
     registers is kept in `registrations`).
     `kbls serve` runs standalone (in-process, `KBLS_NO_DAEMON=1`) unless `daemon` is true: then
     it relays to the per-user daemon of the child's environment (tests/userdaemon).
+    `text_document` and `workspace_edit` are those client capabilities (None: not declared).
     """
 
     def __init__(
@@ -64,6 +65,8 @@ class LspSession:
         log_level: str = "DEBUG",
         daemon: bool = False,
         watched_files: bool = False,
+        text_document: types.TextDocumentClientCapabilities | None = None,
+        workspace_edit: types.WorkspaceEditClientCapabilities | None = None,
     ) -> None:
         self.folders = folders
         self.registrations: list[types.Registration] = []
@@ -89,7 +92,9 @@ class LspSession:
                 workspace_folders=True,
                 did_change_watched_files=types.DidChangeWatchedFilesClientCapabilities(dynamic_registration=True)
                 if watched_files else None,
+                workspace_edit=workspace_edit,
             ),
+            text_document=text_document,
         )
         self.initialize_result: types.InitializeResult = self._run(
             self.client.initialize_async(
@@ -130,7 +135,12 @@ class LspSession:
 
     def _keeper(self, method: str) -> Callable[[Any], None]:
         def keep(params: Any) -> None:
-            value = params.message if method.startswith("window/") else plain(params)
+            if method.startswith("window/"):
+                value = params.message
+            elif method == types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS:  # an lsprotocol struct, as the wire has it
+                value = self.client.protocol._converter.unstructure(params)
+            else:
+                value = plain(params)
             with self._lock:
                 self.notifications.append((method, value))
 
@@ -249,6 +259,13 @@ class LspSession:
         """`kb/indexStatus` notifications received so far."""
         with self._lock:
             return [p for m, p in self.notifications if m == "kb/indexStatus"]
+
+    def diagnostics(self, uri: str) -> list[dict[str, Any]] | None:
+        """The diagnostics last published for `uri` (None: none published yet)."""
+        with self._lock:
+            published = [p for m, p in self.notifications if m == types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS]
+        mine = [p for p in published if p["uri"] == uri]
+        return list(mine[-1]["diagnostics"]) if mine else None
 
     def shown(self) -> list[str]:
         """`window/showMessage` texts received so far."""

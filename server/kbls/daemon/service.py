@@ -14,6 +14,7 @@ per-user daemon); the work behind each lives in the modules above.
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 import time
 from collections.abc import Callable, Collection
@@ -44,6 +45,7 @@ from kbls.daemon.roots import Located, Root, RootRegistry, folder_path
 from kbls.daemon.status import StatusReporter, joined, refusal, refused_status, state_of
 from kbls.daemon.watch import FileChange, own_watch_enabled
 from kbls.daemon.worker import STORE_REPLACED, Worker
+from kbls.editing import checks
 from kbls.errors import OutsideRootError, QueryError
 from kbls.limits import MAX_LIMIT, MAX_TAGS, RELATED_LIMIT
 from kbls.results import Hit, RootStatus, SqliteInfo
@@ -276,6 +278,23 @@ class Daemon:
         found = self.locate(path)
         root = found.root
         return Resolved(root.folder, self._guarded(root, lambda: root.engine.links.resolve(found.rel, refs, lines)))
+
+    def check_links(self, path: Path | str, lines: list[str], refs: list[LinkRef] | None = None) -> checks.LinkReport:
+        """The problems of the links of the note at `path` (whose text is `lines`; `refs`: only those).
+
+        :raises OutsideRootError: for a path outside every root.
+        """
+        found = self.locate(path)
+        root = found.root
+        problems = self._guarded(root, lambda: checks.note_problems(root.engine.links, found.rel, lines, refs))
+        return checks.LinkReport(root.folder, problems, root.engine.config.diagnostics)
+
+    def link_fixes(self, path: Path | str, ref: LinkRef, lines: list[str]) -> checks.LinkFixes:
+        """What may fix the link `ref` of the note at `path`: notes it may have meant, the note to create."""
+        found = self.locate(path)
+        root = found.root
+        today = dt.date.today()
+        return self._guarded(root, lambda: checks.fixes(root.engine.links, root.folder, found.rel, ref, lines, today))
 
     def tags(self, prefix: str = "", limit: int = MAX_TAGS, folders: Collection[Path] | None = None) -> TagsAnswer:
         """The tags of the roots (`folders` as in `search`) starting with `prefix`, each with the

@@ -2,7 +2,7 @@
 and `textDocument/documentLink` on wiki and relative markdown links.
 
 Thin handlers over `Daemon.link_suggestions` / `Daemon.resolve_links`: they read the open
-document's text (kept by pygls from didOpen/didChange; `register` turns incremental sync on),
+document's text (kept by pygls from didOpen/didChange: `kbls.lsp.textsync`),
 find the link at the cursor (`kbls.retrieval.linksyntax`), make one daemon call and convert its
 answer to LSP types. The open document is found by `kbls.lsp.uris.open_document` (pygls keys it
 by the decoded URI). A document the client has not opened (said in the log), or one outside every
@@ -20,7 +20,9 @@ from pygls.exceptions import JsonRpcInvalidParams
 from pygls.workspace import TextDocument
 from pygls.workspace.position_codec import ServerTextPosition, ServerTextRange
 
+from kbls.editing.tagsyntax import tag_typing
 from kbls.errors import OutsideRootError
+from kbls.lsp import tags
 from kbls.lsp.uris import file_uri, open_document
 from kbls.retrieval.links import LinkTarget
 from kbls.retrieval.linksyntax import (
@@ -40,31 +42,20 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-#: typing `[[` or `](` asks for completion without a keystroke to invoke it.
-TRIGGER_CHARACTERS = ["[", "("]
+#: typing `[[` or `](` (or `#`, a tag: `kbls.lsp.tags`) asks for completion without a keystroke to invoke it.
+TRIGGER_CHARACTERS = ["[", "(", "#"]
 #: links of one document made clickable (a generated note of 100k links gets its first ones).
 MAX_DOCUMENT_LINKS = 2_000
 
 
 def register(server: KblsServer) -> None:
-    """Add the link features to `server` (and keep open documents' text for them)."""
-    server.feature(types.TEXT_DOCUMENT_DID_OPEN)(did_open)
-    server.feature(types.TEXT_DOCUMENT_DID_CLOSE)(did_close)
+    """Add the link features to `server` (open documents' text is kept: `kbls.lsp.textsync`)."""
     server.feature(
         types.TEXT_DOCUMENT_COMPLETION,
         types.CompletionOptions(trigger_characters=TRIGGER_CHARACTERS, resolve_provider=False),
     )(completion)
     server.feature(types.TEXT_DOCUMENT_DEFINITION)(definition)
     server.feature(types.TEXT_DOCUMENT_DOCUMENT_LINK, types.DocumentLinkOptions(resolve_provider=False))(document_link)
-
-
-# pygls keeps the text itself (`LanguageServerProtocol`); these only make it advertise openClose.
-def did_open(ls: KblsServer, params: types.DidOpenTextDocumentParams) -> None:
-    """The document's text is kept by pygls for completion and links."""
-
-
-def did_close(ls: KblsServer, params: types.DidCloseTextDocumentParams) -> None:
-    """pygls forgets the document's text."""
 
 
 def _server_position(document: TextDocument, lines: list[str], position: types.Position) -> ServerTextPosition | None:
@@ -93,6 +84,9 @@ async def completion(ls: KblsServer, params: types.CompletionParams) -> types.Co
     typing = typing_at(lines, at.line, at.character)
     text = [line.rstrip("\r\n") for line in lines]
     if typing is None:
+        tag = tag_typing(text, at.line, at.character)
+        if tag is not None:
+            return await tags.complete(ls, document, lines, tag)
         _warm_up(ls, path, text, opening_at(text, at.line, at.character))
         return None
     query = LinkQuery(

@@ -43,10 +43,11 @@ from kbls import __version__
 from kbls.daemon import answers
 from kbls.daemon.service import Daemon
 from kbls.daemon.watch import FileChange
+from kbls.editing.checks import LinkFixes, LinkReport
 from kbls.errors import OutsideRootError, QueryError
 from kbls.limits import MAX_QUERY_CHARS, RELATED_LIMIT
 from kbls.logsetup import configure_logging
-from kbls.lsp import convert, documents, framing, links, wire
+from kbls.lsp import codeactions, convert, diagnostics, documents, framing, links, outline, textsync, wire
 from kbls.lsp.progress import ProgressTokens
 from kbls.lsp.uris import client_uri, file_uri
 from kbls.retrieval.linksyntax import LinkRef
@@ -114,6 +115,8 @@ class DaemonFacade(Protocol):
     def link_suggestions(self, path: Path | str, query: LinkQuery) -> Suggestions: ...
     def resolve_links(self, path: Path | str, refs: list[LinkRef], lines: list[str]) -> Resolved: ...
     def tags(self, prefix: str, limit: int) -> answers.TagsAnswer: ...
+    def check_links(self, path: Path | str, lines: list[str], refs: list[LinkRef] | None = None) -> LinkReport: ...
+    def link_fixes(self, path: Path | str, ref: LinkRef, lines: list[str]) -> LinkFixes: ...
     def notes(self, request: answers.NotesRequest) -> answers.NotesAnswer: ...
 
 
@@ -143,6 +146,8 @@ class KblsServer(LanguageServer):
         self.query_pool = ThreadPoolExecutor(2, thread_name_prefix="kbls-query")
         self.progress_tokens = ProgressTokens(self, self._later)
         self._folders: list[tuple[str, Path]] = []
+        #: each feature module's per-connection state, by its class (`kbls.lsp.featurestate`).
+        self.feature_states: dict[object, object] = {}
 
     # -- lifecycle -------------------------------------------------------------------------
     def setup(self, params: types.InitializeParams) -> None:
@@ -207,6 +212,7 @@ class KblsServer(LanguageServer):
 
     def index_status(self, status: answers.IndexState) -> None:
         self._later(self.protocol.notify, INDEX_STATUS, wire.to_wire(convert.index_status(status)))
+        self._later(diagnostics.index_changed, self, status)
 
     def log_message(self, level: int, message: str) -> None:
         log.log(level, "%s", message)
@@ -262,6 +268,8 @@ def _path(uri: str) -> Path:
 
 server = KblsServer()
 links.register(server)  # completion, definition, documentLink (kbls.lsp.links)
+for feature in (textsync, outline, diagnostics, codeactions):  # open documents, outline, link problems
+    feature.register(server)
 
 
 @server.feature(types.INITIALIZE)

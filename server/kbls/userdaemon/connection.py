@@ -24,6 +24,7 @@ from pygls.protocol.language_server import lsp_method
 from kbls.daemon.answers import DaemonStatus, NotesAnswer, NotesRequest, SearchAnswer, SearchRequest, TagsAnswer
 from kbls.daemon.roots import Root, folder_path
 from kbls.daemon.watch import FileChange
+from kbls.editing.checks import LinkFixes, LinkReport
 from kbls.errors import OutsideRootError
 from kbls.lsp import wire
 from kbls.lsp.server import KblsProtocol, KblsServer
@@ -169,6 +170,14 @@ class ClientView:
     def resolve_links(self, path: Path | str, refs: list[LinkRef], lines: list[str]) -> Resolved:
         self._check(path)
         return self.host.daemon.resolve_links(path, refs, lines)
+
+    def check_links(self, path: Path | str, lines: list[str], refs: list[LinkRef] | None = None) -> LinkReport:
+        self._check(path)
+        return self.host.daemon.check_links(path, lines, refs)
+
+    def link_fixes(self, path: Path | str, ref: LinkRef, lines: list[str]) -> LinkFixes:
+        self._check(path)
+        return self.host.daemon.link_fixes(path, ref, lines)
 
 
 class ConnectionServer(KblsServer):

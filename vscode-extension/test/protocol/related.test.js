@@ -144,7 +144,7 @@ test("the bundled extension: Related Notes view, selection commands and link fea
     const lines = draftText.split("\n");
     const { provider, triggerCharacters, selector } = host.completionProviders[0] ?? {};
     assert.ok(provider, "the client registered a completion provider");
-    assert.deepEqual([...triggerCharacters].sort(), ["(", "["]);
+    assert.deepEqual([...triggerCharacters].sort(), ["#", "(", "["]);
     assert.ok(JSON.stringify(selector).includes("markdown"), JSON.stringify(selector));
     const line = lines.findIndex((l) => l.endsWith("See [["));
     const result = await waitFor(

@@ -1,0 +1,149 @@
+"""The problems of a note's links: a link to no note, to a heading its note does not have, a wiki
+name several notes answer to, a path that leaves the root.
+
+Links are read as definition reads them (`kbls.retrieval.linksyntax.links_in`: none in code) and
+resolved by the same resolver (`LinkResolver`, against the root's `Catalogue`), so a link that
+opens a note is never called broken. A wiki name is ambiguous when two or more notes answer to it
+by the first kind of name that finds any (file name or path, then title, then alias): a file-name
+match over another note's title is a clear winner, two files named alike are not.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import Enum
+
+from kbls.indexing.linkforms import name_key
+from kbls.retrieval.links import (
+    MAX_HEADING_READ_BYTES,
+    Catalogue,
+    HeadingLines,
+    LinkResolver,
+    LinkTarget,
+    heading_line,
+    relative_target,
+)
+from kbls.retrieval.linksyntax import LinkKind, LinkRef, links_in
+
+#: links of one note checked (a generated note of 100k links gets its first ones checked).
+MAX_CHECKED_LINKS = 2_000
+#: the candidates an ambiguous link's message names.
+MAX_NAMED_CANDIDATES = 5
+
+
+class Problem(str, Enum):
+    """What is wrong with a link; the values are the `diagnostics:` config keys."""
+
+    MISSING_NOTE = "missing_note"
+    MISSING_HEADING = "missing_heading"
+    AMBIGUOUS = "ambiguous"
+    OUTSIDE_ROOT = "outside_root"
+
+
+@dataclass(frozen=True, slots=True)
+class LinkProblem:
+    ref: LinkRef
+    problem: Problem
+    message: str
+    #: root-relative paths: an ambiguous name's notes (the one it opens first), a missing
+    #: heading's note.
+    notes: tuple[str, ...] = ()
+
+
+def check_links(
+    catalogue: Catalogue, resolver: LinkResolver, source: str, lines: list[str], refs: Sequence[LinkRef] | None = None
+) -> list[LinkProblem]:
+    """The problems of `refs` (default: every link of `lines`, the text of the note at `source`)."""
+    checked = links_in(lines)[:MAX_CHECKED_LINKS] if refs is None else refs
+    seen: HeadingLines = {}
+    out = []
+    for ref in checked:
+        problem = _problem(catalogue, resolver, source, lines, ref, seen)
+        if problem is not None:
+            out.append(problem)
+    return out
+
+
+def _problem(
+    catalogue: Catalogue, resolver: LinkResolver, source: str, lines: list[str], ref: LinkRef, seen: HeadingLines
+) -> LinkProblem | None:
+    if ref.kind == LinkKind.PATH and ref.target:
+        rel = relative_target(source, ref.target)
+        if rel is None:
+            return LinkProblem(ref, Problem.OUTSIDE_ROOT, f'"{ref.target}" leaves the workspace folder')
+    targets = resolver.resolve(catalogue, source, ref, lines, seen)
+    if not targets:
+        return _missing(resolver, source, ref)
+    if ref.heading and _heading_missing(resolver, source, lines, targets[0], ref.heading, seen):
+        name = targets[0].title or targets[0].path
+        where = "this note" if targets[0].path == source else f'"{name}"'
+        return LinkProblem(ref, Problem.MISSING_HEADING, f'{where} has no heading "{ref.heading}"', (targets[0].path,))
+    if ref.kind == LinkKind.WIKI and ref.target:
+        answering = _answering(catalogue, ref.target, source)
+        if len(answering) > 1:
+            named = ", ".join(answering[:MAX_NAMED_CANDIDATES]) + (", …" if len(answering) > MAX_NAMED_CANDIDATES else "")
+            return LinkProblem(
+                ref, Problem.AMBIGUOUS,
+                f'"{ref.target}" names {len(answering)} notes: {named} (it opens {targets[0].path})',
+                (targets[0].path, *(p for p in answering if p != targets[0].path)),
+            )
+    return None
+
+
+def _missing(resolver: LinkResolver, source: str, ref: LinkRef) -> LinkProblem | None:
+    if ref.kind == LinkKind.WIKI:
+        return LinkProblem(ref, Problem.MISSING_NOTE, f'No note named "{ref.target}"')
+    rel = relative_target(source, ref.target) or ref.target
+    if resolver.inside(rel) is not None:
+        return None  # a file of the root that is not indexed (its headings are not known)
+    if os.path.lexists(resolver.root / rel):
+        return LinkProblem(ref, Problem.OUTSIDE_ROOT, f'"{ref.target}" leads out of the workspace folder')
+    return LinkProblem(ref, Problem.MISSING_NOTE, f'No note at "{rel}"')
+
+
+def _heading_missing(
+    resolver: LinkResolver, source: str, lines: list[str], target: LinkTarget, heading: str, seen: HeadingLines
+) -> bool:
+    """The resolver puts a heading it cannot find at line 0, where a note's own first heading
+    may be too: read the note's lines (kept by `resolve` in `seen`) again to tell."""
+    if target.line:
+        return False
+    kept = seen.get(target.path)
+    text = lines if target.path == source else (kept[1] if kept else resolver.read_lines(target.path, MAX_HEADING_READ_BYTES))
+    return text is not None and bool(text) and heading_line(text, heading) is None
+
+
+def _answering(catalogue: Catalogue, name: str, source: str) -> list[str]:
+    """The notes of the first kind of name that `name` finds any by, in `Catalogue.named`'s order."""
+    key = name_key(name)
+    groups = (
+        catalogue.by_folder_path.get(key, []) if "/" in key else catalogue.by_file_name.get(key, []),
+        catalogue.by_title.get(key, []),
+        catalogue.by_alias.get(key, []),
+    )
+    first = next((group for group in groups if group), [])
+    paths = {note.path for note in first}
+    if len(paths) < 2:
+        return list(paths)
+    return [note.path for note in catalogue.named(name, source) if note.path in paths]
+
+
+def sentence_of(lines: list[str], ref: LinkRef) -> str:
+    """The sentence around a link, as the words a reader sees (for ranking notes by meaning)."""
+    line = lines[ref.line] if 0 <= ref.line < len(lines) else ""
+    before, after = line[: ref.start], line[ref.end :]
+    start = max(before.rfind(mark) for mark in (". ", "! ", "? ")) + 1
+    ends = [at for mark in (". ", "! ", "? ") if (at := after.find(mark)) >= 0]
+    end = min(ends) + 1 if ends else len(after)
+    return " ".join(f"{before[start:]} {link_words(ref)} {after[:end]}".split())
+
+
+def link_words(ref: LinkRef) -> str:
+    """What a link names, as words: a wiki name, or a path's file stem with `-`/`_` as spaces."""
+    if ref.kind == LinkKind.WIKI:
+        return ref.target or ref.heading or ""
+    stem = posixpath.splitext(posixpath.basename(ref.target))[0]
+    return stem.replace("-", " ").replace("_", " ") or ref.heading or ""

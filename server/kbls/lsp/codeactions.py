@@ -1,0 +1,133 @@
+"""Quick fixes for the links under the cursor or selection (`textDocument/codeAction`): for a
+link to no note, "did you mean" — the notes nearest in title and meaning, each rewriting the
+link — and creating the note (`kbls.editing.newnote`); for an ambiguous name, the link rewritten
+to name each of its notes alone; for a missing heading, the note's headings most alike it.
+
+Each fix is computed from the document's text, not from the diagnostics the client sends back,
+so a client that shows no diagnostics still gets them. Creating a note needs a client that can
+create files (`workspace.workspaceEdit.resourceOperations` holds `create`).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+from pygls.workspace import TextDocument
+from pygls.workspace.position_codec import ServerTextPosition, ServerTextRange
+
+from kbls.editing.checks import LinkFixes
+from kbls.editing.linkcheck import Problem
+from kbls.lsp.uris import file_uri, open_document
+from kbls.retrieval.linksyntax import LinkRef, links_in
+
+if TYPE_CHECKING:
+    from kbls.lsp.server import KblsServer
+
+log = logging.getLogger(__name__)
+
+#: links of one request given fixes (a selection over a long list of links gets its first ones).
+MAX_FIXED_LINKS = 5
+
+
+def register(server: KblsServer) -> None:
+    server.feature(
+        types.TEXT_DOCUMENT_CODE_ACTION,
+        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix], resolve_provider=False),
+    )(code_action)
+
+
+async def code_action(ls: KblsServer, params: types.CodeActionParams) -> list[types.CodeAction] | None:
+    opened = open_document(ls.workspace, params.text_document.uri, "codeAction")
+    if opened is None:
+        return None
+    document, path = opened
+    wanted = params.context.only
+    if wanted and not any(types.CodeActionKind.QuickFix.value.startswith(kind) for kind in wanted):
+        return []
+    raw = list(document.lines)
+    lines = [line.rstrip("\r\n") for line in raw]
+    actions: list[types.CodeAction] = []
+    for ref in links_under(document, raw, lines, params.range)[:MAX_FIXED_LINKS]:
+        try:
+            fixes: LinkFixes = await ls.call(ls.query_pool, ls.daemon.link_fixes, path, ref, lines)
+        except JsonRpcException as exc:
+            log.debug("no fixes for %s: %s", document.uri, exc)
+            return None
+        actions.extend(fix_actions(ls, document, raw, ref, fixes, list(params.context.diagnostics)))
+    return actions
+
+
+def links_under(document: TextDocument, raw: list[str], lines: list[str], where: types.Range) -> list[LinkRef]:
+    """The links the range touches (the one holding the cursor for an empty range)."""
+    start = document.position_codec.position_from_client_units(raw, where.start) if where.start.line < len(raw) else None
+    end = document.position_codec.position_from_client_units(raw, where.end) if where.end.line < len(raw) else None
+    if start is None:
+        return []
+    last = end if end is not None else ServerTextPosition(len(raw) - 1, len(lines[-1]) if lines else 0)
+    return [
+        ref for ref in links_in(lines[: last.line + 1])
+        if (ref.line, ref.end) >= (start.line, start.character) and (ref.line, ref.start) <= (last.line, last.character)
+    ]
+
+
+def fix_actions(
+    ls: KblsServer, document: TextDocument, raw: list[str], ref: LinkRef, fixes: LinkFixes,
+    sent: list[types.Diagnostic],
+) -> list[types.CodeAction]:
+    if fixes.problem is None:
+        return []
+    where = document.position_codec.range_to_client_units(
+        raw, ServerTextRange(ServerTextPosition(ref.line, ref.start), ServerTextPosition(ref.line, ref.end))
+    )
+    matching = [d for d in sent if d.range == where and d.source == "kbls"] or None
+    actions = []
+    for rewrite in fixes.rewrites:
+        title = (
+            f"Link to {rewrite.path}" if fixes.problem.problem == Problem.AMBIGUOUS
+            else f'Did you mean "{rewrite.title or rewrite.path}"? ({rewrite.path})'
+        )
+        actions.append(_rewrite(ls, title, document, where, rewrite.text, matching))
+    for heading, text in fixes.headings:
+        actions.append(_rewrite(ls, f'Link to heading "{heading}"', document, where, text, matching))
+    if fixes.new_note is not None and _creates_files(ls) and _edits_documents(ls):
+        uri = file_uri(fixes.folder / fixes.new_note.path)
+        created = types.WorkspaceEdit(document_changes=[
+            types.CreateFile(uri, options=types.CreateFileOptions(overwrite=False, ignore_if_exists=True)),
+            types.TextDocumentEdit(
+                types.OptionalVersionedTextDocumentIdentifier(uri, None),
+                [types.TextEdit(types.Range(types.Position(0, 0), types.Position(0, 0)), fixes.new_note.text)],
+            ),
+        ])
+        actions.append(types.CodeAction(
+            title=f'Create note "{fixes.new_note.title}" ({fixes.new_note.path})', kind=types.CodeActionKind.QuickFix,
+            diagnostics=matching, edit=created,
+        ))
+    return actions
+
+
+def _rewrite(
+    ls: KblsServer, title: str, document: TextDocument, where: types.Range, text: str,
+    matching: list[types.Diagnostic] | None,
+) -> types.CodeAction:
+    change = types.TextEdit(where, text)
+    edit = types.WorkspaceEdit(document_changes=[
+        types.TextDocumentEdit(types.OptionalVersionedTextDocumentIdentifier(document.uri, document.version), [change])
+    ]) if _edits_documents(ls) else types.WorkspaceEdit(changes={document.uri: [change]})
+    return types.CodeAction(title=title, kind=types.CodeActionKind.QuickFix, diagnostics=matching, edit=edit)
+
+
+def _edits_documents(ls: KblsServer) -> bool:
+    """The client takes `documentChanges` (versioned edits), else only `changes`."""
+    workspace = ls.client_capabilities.workspace
+    edits = workspace.workspace_edit if workspace is not None else None
+    return bool(edits is not None and edits.document_changes)
+
+
+def _creates_files(ls: KblsServer) -> bool:
+    workspace = ls.client_capabilities.workspace
+    edits = workspace.workspace_edit if workspace is not None else None
+    operations = edits.resource_operations if edits is not None else None
+    return bool(operations and types.ResourceOperationKind.Create in operations)

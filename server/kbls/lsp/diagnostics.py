@@ -1,0 +1,201 @@
+"""Link diagnostics of open notes: a link to no note, to a missing heading, an ambiguous wiki
+name (with its notes), a path leaving the root (`kbls.editing.linkcheck`, severities from the
+root's `diagnostics:` config; nothing in code).
+
+A client that can pull (`textDocument.diagnostic` in its capabilities: VS Code) asks with
+`textDocument/diagnostic` and is told to ask again (`workspace/diagnostic/refresh`) when the
+index changed; any other is sent `textDocument/publishDiagnostics` at didOpen, `DEBOUNCE_S` after
+the last didChange, and for every open note once indexing settles (a note created or renamed
+elsewhere mends or breaks links). A document the client closed is cleared. Checks run on the
+query threads; the answer for a version already superseded is dropped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+from pygls.workspace import TextDocument
+from pygls.workspace.position_codec import ServerTextPosition, ServerTextRange
+
+from kbls.config import DiagnosticsConfig, Severity
+from kbls.daemon.answers import IndexState
+from kbls.editing.checks import LinkReport
+from kbls.editing.linkcheck import LinkProblem
+from kbls.lsp.featurestate import state_of
+from kbls.lsp.uris import client_uri, file_uri
+
+if TYPE_CHECKING:
+    from kbls.lsp.server import KblsServer
+
+log = logging.getLogger(__name__)
+
+SOURCE = "kbls"
+#: quiet time after the last keystroke before a note's links are checked again.
+DEBOUNCE_S = 0.25
+_SEVERITIES: dict[Severity, types.DiagnosticSeverity] = {
+    "error": types.DiagnosticSeverity.Error,
+    "warning": types.DiagnosticSeverity.Warning,
+    "information": types.DiagnosticSeverity.Information,
+    "hint": types.DiagnosticSeverity.Hint,
+}
+
+
+def register(server: KblsServer) -> None:
+    server.feature(
+        types.TEXT_DOCUMENT_DIAGNOSTIC,
+        types.DiagnosticOptions(identifier=SOURCE, inter_file_dependencies=True, workspace_diagnostics=False),
+    )(pull)
+
+
+class Diagnostics:
+    """The checks scheduled per open document of one client, and how that client gets them."""
+
+    def __init__(self, ls: KblsServer) -> None:
+        self.ls = ls
+        self._timers: dict[str, asyncio.TimerHandle] = {}
+        self._running: dict[str, asyncio.Task[None]] = {}
+        self._last_state: str | None = None
+
+    @property
+    def pulls(self) -> bool:
+        text = self.ls.client_capabilities.text_document
+        return text is not None and text.diagnostic is not None
+
+    def schedule(self, uri: str, delay: float) -> None:
+        if self.pulls or self.ls.loop is None:
+            return
+        old = self._timers.pop(uri, None)
+        if old is not None:
+            old.cancel()
+        self._timers[uri] = self.ls.loop.call_later(delay, self._start, uri)
+
+    def _start(self, uri: str) -> None:
+        self._timers.pop(uri, None)
+        running = self._running.pop(uri, None)
+        if running is not None:
+            running.cancel()
+        task = asyncio.ensure_future(self._publish(uri))
+        task.add_done_callback(_log_failure)
+        self._running[uri] = task
+
+    async def _publish(self, uri: str) -> None:
+        document = open_text(self.ls, uri)
+        if document is None:
+            return
+        version = document.version
+        found = await diagnostics_of(self.ls, document)
+        current = open_text(self.ls, uri)
+        if found is None or current is None or current.version != version:
+            return  # not a note of a root, or a newer version is on its way
+        self.ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri, found, version))
+
+    def closed(self, uri: str) -> None:
+        timer = self._timers.pop(uri, None)
+        if timer is not None:
+            timer.cancel()
+        running = self._running.pop(uri, None)
+        if running is not None:
+            running.cancel()
+        if not self.pulls:
+            self.ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri, []))
+
+    def index_changed(self, state: IndexState) -> None:
+        """Indexing settled after running: other notes may have appeared or gone."""
+        settled = state.state == "ready" and state.pending == 0 and self._last_state not in (None, "ready")
+        self._last_state = state.state
+        if not settled:
+            return
+        if not self.pulls:
+            for document in list(self.ls.workspace.text_documents.values()):
+                self.schedule(document.uri, DEBOUNCE_S)
+            return
+        workspace = self.ls.client_capabilities.workspace
+        refresh = workspace.diagnostics if workspace is not None else None
+        if refresh is not None and refresh.refresh_support:
+            self.ls.workspace_diagnostic_refresh(None)
+
+
+def _log_failure(task: asyncio.Task[None]) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        log.error("checking the links of a note failed", exc_info=task.exception())
+
+
+def document_opened(ls: KblsServer, uri: str) -> None:
+    state_of(ls, Diagnostics).schedule(uri, 0.0)
+
+
+def document_changed(ls: KblsServer, uri: str) -> None:
+    state_of(ls, Diagnostics).schedule(uri, DEBOUNCE_S)
+
+
+def document_closed(ls: KblsServer, uri: str) -> None:
+    state_of(ls, Diagnostics).closed(uri)
+
+
+def index_changed(ls: KblsServer, state: IndexState) -> None:
+    """On the event loop, for every `kb/indexStatus` the server sends."""
+    state_of(ls, Diagnostics).index_changed(state)
+
+
+async def pull(ls: KblsServer, params: types.DocumentDiagnosticParams) -> types.RelatedFullDocumentDiagnosticReport:
+    document = open_text(ls, params.text_document.uri)
+    found = await diagnostics_of(ls, document) if document is not None else None
+    return types.RelatedFullDocumentDiagnosticReport(items=found or [])
+
+
+def open_text(ls: KblsServer, uri: str) -> TextDocument | None:
+    """The open document at `uri` as the client sent it (pygls keeps it under another key)."""
+    found: TextDocument | None = ls.workspace.text_documents.get(client_uri(uri).key)
+    return found
+
+
+async def diagnostics_of(ls: KblsServer, document: TextDocument) -> list[types.Diagnostic] | None:
+    """The diagnostics of an open document's links; None outside every root or while its store
+    cannot be read."""
+    path = client_uri(document.uri).path
+    if path is None:
+        return None
+    raw = list(document.lines)
+    lines = [line.rstrip("\r\n") for line in raw]
+    try:
+        report: LinkReport = await ls.call(ls.query_pool, ls.daemon.check_links, path, lines)
+    except JsonRpcException as exc:
+        log.debug("no diagnostics for %s: %s", document.uri, exc)
+        return None
+    return to_diagnostics(report, document, raw)
+
+
+def to_diagnostics(report: LinkReport, document: TextDocument, raw: list[str]) -> list[types.Diagnostic]:
+    out = []
+    for problem in report.problems:
+        severity = severity_of(report.severities, problem)
+        if severity is None:
+            continue
+        out.append(types.Diagnostic(
+            range=link_range(document, raw, problem), message=problem.message, severity=severity,
+            code=problem.problem.value, source=SOURCE,
+            related_information=[
+                types.DiagnosticRelatedInformation(
+                    types.Location(file_uri(report.folder / path), types.Range(
+                        types.Position(0, 0), types.Position(0, 0))),
+                    path,
+                )
+                for path in problem.notes
+            ] or None,
+        ))
+    return out
+
+
+def severity_of(config: DiagnosticsConfig, problem: LinkProblem) -> types.DiagnosticSeverity | None:
+    chosen: Severity = getattr(config, problem.problem.value)
+    return _SEVERITIES.get(chosen)
+
+
+def link_range(document: TextDocument, raw: list[str], problem: LinkProblem) -> types.Range:
+    ref = problem.ref
+    span = ServerTextRange(ServerTextPosition(ref.line, ref.start), ServerTextPosition(ref.line, ref.end))
+    return document.position_codec.range_to_client_units(raw, span)

@@ -1,0 +1,143 @@
+"""The outline of an open note: `textDocument/documentSymbol` (headings nested by level, each
+over its section; the front matter with its keys) and `textDocument/foldingRange` (sections,
+code, front matter, lists, quotes, HTML comments), from `kbls.editing.outline`.
+
+A document is parsed once per version, on a thread of its own (markdown-it-py takes ~50 µs a
+line), and both requests of that version share the parse. A document the client has not opened
+gets no answer (None).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING
+
+from lsprotocol import types
+from pygls.workspace import TextDocument
+from pygls.workspace.position_codec import ServerTextPosition, ServerTextRange
+
+from kbls.editing.outline import FoldKind, FrontMatter, Heading, Outline, outline
+from kbls.lsp.featurestate import state_of
+from kbls.lsp.uris import client_uri
+
+if TYPE_CHECKING:
+    from kbls.lsp.server import KblsServer
+
+FRONT_MATTER = "front matter"
+_FOLD_KINDS = {
+    FoldKind.SECTION: types.FoldingRangeKind.Region,
+    FoldKind.FRONT_MATTER: types.FoldingRangeKind.Imports,
+    FoldKind.COMMENT: types.FoldingRangeKind.Comment,
+}
+
+
+def register(server: KblsServer) -> None:
+    server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL, types.DocumentSymbolOptions(label="kbls"))(document_symbol)
+    server.feature(types.TEXT_DOCUMENT_FOLDING_RANGE)(folding_range)
+
+
+class Outlines:
+    """The parse of each open document's latest version asked for; dropped at didClose."""
+
+    def __init__(self, ls: KblsServer) -> None:
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="kbls-outline")
+        self._lock = threading.Lock()  # guards _parsed (the event loop and didClose use it)
+        self._parsed: dict[str, tuple[int | None, asyncio.Future[Outline]]] = {}
+
+    def of(self, document: TextDocument) -> asyncio.Future[Outline]:
+        with self._lock:
+            known = self._parsed.get(document.uri)
+            if known is not None and known[0] == document.version:
+                return known[1]
+            lines = [line.rstrip("\r\n") for line in document.lines]
+            future = asyncio.wrap_future(self._pool.submit(outline, lines))
+            self._parsed[document.uri] = (document.version, future)
+            return future
+
+    def forget(self, uri: str) -> None:
+        with self._lock:
+            self._parsed.pop(uri, None)
+
+
+def forget(ls: KblsServer, uri: str) -> None:
+    """The document was closed (`kbls.lsp.textsync`)."""
+    state_of(ls, Outlines).forget(uri)
+
+
+async def _outline(ls: KblsServer, uri: str) -> tuple[TextDocument, Outline] | None:
+    document = ls.workspace.text_documents.get(client_uri(uri).key)
+    if document is None:
+        return None
+    return document, await asyncio.shield(state_of(ls, Outlines).of(document))
+
+
+async def document_symbol(
+    ls: KblsServer, params: types.DocumentSymbolParams
+) -> list[types.DocumentSymbol] | list[types.SymbolInformation] | None:
+    found = await _outline(ls, params.text_document.uri)
+    if found is None:
+        return None
+    document, parsed = found
+    lines = list(document.lines)
+    symbols = [_heading_symbol(document, lines, h) for h in parsed.headings]
+    if parsed.front_matter is not None:
+        symbols.insert(0, _front_matter_symbol(document, lines, parsed.front_matter))
+    if _hierarchical(ls):
+        return symbols
+    return _flat(document.uri, symbols)
+
+
+async def folding_range(ls: KblsServer, params: types.FoldingRangeParams) -> list[types.FoldingRange] | None:
+    found = await _outline(ls, params.text_document.uri)
+    if found is None:
+        return None
+    return [types.FoldingRange(fold.start, fold.end, kind=_FOLD_KINDS.get(fold.kind)) for fold in found[1].folds]
+
+
+def _range(document: TextDocument, lines: list[str], first: int, last: int) -> types.Range:
+    """Lines `first`..`last` whole, in the client's units."""
+    end = len(lines[last].rstrip("\r\n")) if last < len(lines) else 0
+    span = ServerTextRange(ServerTextPosition(first, 0), ServerTextPosition(last, end))
+    return document.position_codec.range_to_client_units(lines, span)
+
+
+def _heading_symbol(document: TextDocument, lines: list[str], heading: Heading) -> types.DocumentSymbol:
+    return types.DocumentSymbol(
+        name=heading.text, detail="#" * heading.level, kind=types.SymbolKind.String,
+        range=_range(document, lines, heading.line, heading.section_end),
+        selection_range=_range(document, lines, heading.line, heading.line),
+        children=[_heading_symbol(document, lines, child) for child in heading.children],
+    )
+
+
+def _front_matter_symbol(document: TextDocument, lines: list[str], front: FrontMatter) -> types.DocumentSymbol:
+    keys = [
+        types.DocumentSymbol(
+            name=key, kind=types.SymbolKind.Property, range=_range(document, lines, line, line),
+            selection_range=_range(document, lines, line, line),
+        )
+        for key, line in front.keys
+    ]
+    return types.DocumentSymbol(
+        name=FRONT_MATTER, kind=types.SymbolKind.Namespace, range=_range(document, lines, front.start, front.end),
+        selection_range=_range(document, lines, front.start, front.start), children=keys,
+    )
+
+
+def _hierarchical(ls: KblsServer) -> bool:
+    text = ls.client_capabilities.text_document
+    symbols = text.document_symbol if text is not None else None
+    return bool(symbols is not None and symbols.hierarchical_document_symbol_support)
+
+
+def _flat(uri: str, symbols: list[types.DocumentSymbol], container: str | None = None) -> list[types.SymbolInformation]:
+    """Symbols as a flat list (a client without hierarchical support), each naming its parent."""
+    out: list[types.SymbolInformation] = []
+    for symbol in symbols:
+        out.append(types.SymbolInformation(
+            name=symbol.name, kind=symbol.kind, location=types.Location(uri, symbol.range), container_name=container,
+        ))
+        out.extend(_flat(uri, list(symbol.children or []), symbol.name))
+    return out
