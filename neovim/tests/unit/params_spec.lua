@@ -13,12 +13,12 @@ describe("kbls.params", function()
 
   it("builds kb/search params from the options", function()
     assert.same(
-      { query = "who owns it", limit = 7, mode = "semantic", groupByFile = false },
+      { query = "who owns it", limit = 7, mode = "semantic", groupByFile = true }, -- one row per note
       request_params.search("  who owns it ")
     )
     assert.same(
-      { query = "x", limit = 3, mode = "semantic", groupByFile = true, filters = { tags = { "rust" } } },
-      request_params.search("x", { limit = 3, group_by_file = true, filters = { tags = { "rust" } } })
+      { query = "x", limit = 3, mode = "semantic", groupByFile = false, filters = { tags = { "rust" } } },
+      request_params.search("x", { limit = 3, group_by_file = false, filters = { tags = { "rust" } } })
     )
   end)
 
