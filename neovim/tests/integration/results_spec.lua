@@ -10,6 +10,7 @@ local kbls = require("kbls")
 local notes = require("helpers.notes")
 local panel = require("kbls.panel")
 local request = require("kbls.lsp.request")
+local sections = require("kbls.pickers.sections")
 local spec_clients = require("helpers.clients")
 local ws = require("helpers.workspace")
 
@@ -165,6 +166,23 @@ describe("results against the real daemon", function()
     assert.equals("n", vim.api.nvim_get_mode().mode)
     assert.is_true(vim.fn.line("w0") <= chosen.lnum and vim.fn.line("w$") >= chosen.end_lnum)
     assert.matches("^## ", vim.api.nvim_buf_get_lines(0, chosen.lnum - 1, chosen.lnum, false)[1])
+  end)
+
+  it("a note's sections asked for by path (for more than a hit carries) are that note's", function()
+    local client = clients.list(0)[1]
+    local grouped = request.sync(client, "kb/search", require("kbls.params").search(QUERY), REQUEST_TIMEOUT)
+    local hit = grouped.hits[1]
+    assert.equals(NOTE, hit.path)
+    local item = require("kbls.items").item(hit)
+    local p = sections.params(item, QUERY)
+    assert.same({ "/My Notes/Über \\[draft\\] #1 50%.md" }, p.filters.paths)
+    local narrowed = request.sync(client, "kb/search", p, REQUEST_TIMEOUT)
+    assert.is_true(narrowed ~= nil and #narrowed.hits >= hit.more + 1, vim.inspect(narrowed))
+    for _, h in ipairs(narrowed.hits) do
+      assert.equals(NOTE, h.path)
+    end
+    local children = sections.children(item, narrowed.hits)
+    assert.equals(hit.more, #children)
   end)
 
   it("search.group_by_file = false brings back a row for every matching section", function()
