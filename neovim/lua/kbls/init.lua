@@ -177,7 +177,10 @@ function M.search(query, opts)
       end
     end)
   end
-  local p = params.search(query, opts.search)
+  -- quickfix entries are places to walk with :cnext: every matching section, not one per note
+  local search = opts.quickfix and vim.tbl_extend("force", opts.search or {}, { group_by_file = false })
+    or opts.search
+  local p = params.search(query, search)
   if not p then
     return
   end

@@ -298,9 +298,10 @@ describe("kbls pickers without telescope", function()
   end)
 
   it(":KbSearch! puts the hits in the quickfix list; a visual range searches the selection", function()
-    local sent = {}
+    local sent, grouped = {}, {}
     api.search = function(params, cb)
       sent[#sent + 1] = params.query
+      grouped[#grouped + 1] = params.groupByFile
       cb(nil, {
         hits = { fake.hit(root, "a.md", "A", "A > One", 2, 4), fake.hit(root, "b.md", "B", "B", 19, 25) },
       })
@@ -313,6 +314,7 @@ describe("kbls pickers without telescope", function()
     vim.cmd("KbSearch! borrow checker")
     local qf = vim.fn.getqflist({ title = 1, items = 1 })
     assert.equals("borrow checker", sent[1])
+    assert.is_false(grouped[1]) -- every matching section, not one row per note
     assert.equals("kbls: borrow checker", qf.title)
     assert.equals(2, #qf.items)
     assert.equals(3, qf.items[1].lnum)
