@@ -47,7 +47,8 @@ def test_links_and_tags_are_found_with_their_positions_outside_code() -> None:
     line = NOTE.split("\n")[16]
     listed = spans.links[2].span
     assert line[listed.start : listed.end] == "[[Listed]]"
-    assert (listed.start16, listed.end16) == (listed.start + 1, listed.end + 1)  # 😀 is two UTF-16 units
+    assert listed.columns("utf-16") == (listed.start + 1, listed.end + 1)  # 😀 is two UTF-16 units
+    assert listed.columns("utf-8") == (listed.start + 3, listed.end + 3)  # and four UTF-8 bytes
     tags = [(t.tag, t.written, t.front_matter, t.span.line) for t in spans.tags]
     assert tags == [("alpha", "Alpha", True, 2), ("beta/x", "beta/x", True, 2), ("inline/tag", "inline/tag", False, 8),
                     ("t2", "t2", False, 16)]
@@ -59,7 +60,7 @@ def test_links_and_tags_are_found_with_their_positions_outside_code() -> None:
 
 def test_block_list_front_matter_tags_have_positions() -> None:
     spans = parse_note("c.md", "---\ntags:\n  - one\n  - '#Two'\n---\nbody\n").spans
-    assert [(t.tag, t.span) for t in spans.tags] == [("one", Span(2, 4, 7, 4, 7)), ("two", Span(3, 6, 9, 6, 9))]
+    assert [(t.tag, t.span) for t in spans.tags] == [("one", Span(2, 4, 7, 4, 7, 4, 7)), ("two", Span(3, 6, 9, 6, 9, 6, 9))]
 
 
 def test_the_store_keeps_them_per_note_and_replaces_them_on_save(

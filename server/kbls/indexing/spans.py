@@ -26,11 +26,20 @@ _FRONT_TOKEN = re.compile(r"[^\s,\[\]'\"]+")
 def utf16(line: str, column: int) -> int:
     """`column` (code points into `line`) in UTF-16 units."""
     before = line[:column]
-    return column if before.isascii() else len(before.encode("utf-16-le")) // 2
+    return column if before.isascii() else len(before.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def utf8(line: str, column: int) -> int:
+    """`column` (code points into `line`) in UTF-8 bytes."""
+    before = line[:column]
+    return column if before.isascii() else len(before.encode("utf-8", "surrogatepass"))
 
 
 def span(line_text: str, line: int, start: int, end: int) -> Span:
-    return Span(line, start, end, utf16(line_text, start), utf16(line_text, end))
+    """The span of `line_text[start:end]` (code points) on `line`, in every unit."""
+    return Span(
+        line, start, end, utf16(line_text, start), utf16(line_text, end), utf8(line_text, start), utf8(line_text, end)
+    )
 
 
 def link_key(source: str, kind: LinkKind, target: str) -> str | None:

@@ -108,13 +108,24 @@ class ListedFile:
 @dataclass(frozen=True, slots=True)
 class Span:
     """Where something is written in a note: a 0-based line and its columns, end exclusive, in
-    code points (Python's string indices) and in UTF-16 units (what most editors count)."""
+    code points (Python's string indices), UTF-16 units and UTF-8 bytes (what editors count),
+    so a position is answered in the editor's units without reading the note."""
 
     line: int
     start: int
     end: int
     start16: int
     end16: int
+    start8: int
+    end8: int
+
+    def columns(self, encoding: str) -> tuple[int, int]:
+        """(start, end) in "utf-8", "utf-16" or "utf-32" (code points) units."""
+        if encoding == "utf-8":
+            return self.start8, self.end8
+        if encoding == "utf-32":
+            return self.start, self.end
+        return self.start16, self.end16
 
 
 @dataclass(frozen=True, slots=True)

@@ -105,7 +105,9 @@ SPANS_SQL = dedent(
         start INTEGER NOT NULL,
         end INTEGER NOT NULL,
         start16 INTEGER NOT NULL,
-        end16 INTEGER NOT NULL
+        end16 INTEGER NOT NULL,
+        start8 INTEGER NOT NULL,
+        end8 INTEGER NOT NULL
     );
     CREATE INDEX IF NOT EXISTS link_spans_file ON link_spans(file_id);
     CREATE INDEX IF NOT EXISTS link_spans_key ON link_spans(target_key);
@@ -118,7 +120,9 @@ SPANS_SQL = dedent(
         start INTEGER NOT NULL,
         end INTEGER NOT NULL,
         start16 INTEGER NOT NULL,
-        end16 INTEGER NOT NULL
+        end16 INTEGER NOT NULL,
+        start8 INTEGER NOT NULL,
+        end8 INTEGER NOT NULL
     );
     CREATE INDEX IF NOT EXISTS tag_spans_file ON tag_spans(file_id);
     CREATE INDEX IF NOT EXISTS tag_spans_tag ON tag_spans(tag);

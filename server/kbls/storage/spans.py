@@ -18,9 +18,12 @@ BATCH = 500
 
 _LINK_COLUMNS = (
     "f.id, f.path, f.title, s.kind, s.target, s.target_key, s.heading, s.label, s.line, s.start, s.end, "
-    "s.start16, s.end16"
+    "s.start16, s.end16, s.start8, s.end8"
 )
-_TAG_COLUMNS = "f.id, f.path, f.title, s.tag, s.written, s.front_matter, s.line, s.start, s.end, s.start16, s.end16"
+_TAG_COLUMNS = (
+    "f.id, f.path, f.title, s.tag, s.written, s.front_matter, s.line, s.start, s.end, s.start16, s.end16, s.start8, "
+    "s.end8"
+)
 
 
 class StoreSpans:
@@ -39,6 +42,17 @@ class StoreSpans:
                 f"SELECT {_LINK_COLUMNS} FROM link_spans s JOIN files f ON f.id = s.file_id "
                 f"WHERE s.target_key IN ({marks})",
                 batch,
+            ).fetchall()
+        return sorted((_link(row) for row in rows), key=_link_order)
+
+    def links_under(self, folders: Iterable[str]) -> list[SourcedLink]:
+        """The markdown links whose root-relative path is inside one of `folders`."""
+        rows: list[Any] = []
+        for folder in dict.fromkeys(f.rstrip("/") for f in folders if f.strip("/")):
+            rows += self.db.conn.execute(  # a range on the index instead of LIKE, which reads `_` as a wildcard
+                f"SELECT {_LINK_COLUMNS} FROM link_spans s JOIN files f ON f.id = s.file_id "
+                "WHERE s.target_key >= ? AND s.target_key < ? AND s.kind = 'path'",
+                (f"{folder}/", f"{folder}0"),  # "0" is the character after "/"
             ).fetchall()
         return sorted((_link(row) for row in rows), key=_link_order)
 
@@ -71,6 +85,19 @@ class StoreSpans:
             (path,),
         ).fetchall()
         return [_tag(row) for row in rows]
+
+    def chunks_at(self, places: Iterable[tuple[str, int]]) -> dict[tuple[str, int], tuple[str, str, int]]:
+        """(path, 0-based line) -> (breadcrumb, body, first line) of the chunk holding that line."""
+        out: dict[tuple[str, int], tuple[str, str, int]] = {}
+        for path, line in dict.fromkeys(places):
+            row = self.db.conn.execute(
+                "SELECT c.breadcrumb, c.body, c.start_line FROM chunks c JOIN files f ON f.id = c.file_id "
+                "WHERE f.path = ? AND c.start_line <= ? AND c.end_line >= ? ORDER BY c.ord LIMIT 1",
+                (path, line, line),
+            ).fetchone()
+            if row is not None:
+                out[(path, line)] = (str(row[0]), str(row[1]), int(row[2]))
+        return out
 
 
 def _link_order(link: SourcedLink) -> tuple[str, int, int]:

@@ -16,7 +16,7 @@ from kbls.indexing.linkforms import name_key
 from kbls.notepath import file_stem
 from kbls.storage import fts
 from kbls.storage.connection import Connection, ConnectionPool
-from kbls.storage.records import NoteRecord, NoteSpans
+from kbls.storage.records import NoteRecord, NoteSpans, Span
 from kbls.storage.schema import CHUNKING_KEY
 
 BATCH = 500
@@ -138,20 +138,22 @@ def _write_spans(c: Connection, file_id: int, spans: NoteSpans) -> None:
     c.execute("DELETE FROM link_spans WHERE file_id = ?", (file_id,))
     c.execute("DELETE FROM tag_spans WHERE file_id = ?", (file_id,))
     c.executemany(
-        "INSERT INTO link_spans(file_id, kind, target, target_key, heading, label, line, start, end, start16, end16) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO link_spans(file_id, kind, target, target_key, heading, label, line, start, end, start16, end16, "
+        "start8, end8) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [
-            (file_id, s.kind, s.target, s.key, s.heading, s.label, s.span.line, s.span.start, s.span.end,
-             s.span.start16, s.span.end16)
+            (file_id, s.kind, s.target, s.key, s.heading, s.label, *_columns(s.span))
             for s in spans.links
         ],
     )
     c.executemany(
-        "INSERT INTO tag_spans(file_id, tag, written, front_matter, line, start, end, start16, end16) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO tag_spans(file_id, tag, written, front_matter, line, start, end, start16, end16, start8, end8) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [
-            (file_id, t.tag, t.written, int(t.front_matter), t.span.line, t.span.start, t.span.end, t.span.start16,
-             t.span.end16)
+            (file_id, t.tag, t.written, int(t.front_matter), *_columns(t.span))
             for t in spans.tags
         ],
     )
+
+
+def _columns(span: Span) -> tuple[int, ...]:
+    return span.line, span.start, span.end, span.start16, span.end16, span.start8, span.end8
