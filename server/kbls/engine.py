@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from kbls.config import Config, load_config, resolve_store_dir
-from kbls.errors import QueryError, StoreReadOnlyError
+from kbls.errors import OutsideRootError, QueryError, StoreReadOnlyError
 from kbls.indexing.chunk import Chunker
 from kbls.indexing.embed import Embedder
 from kbls.indexing.pipeline import IndexPipeline, ProgressFn
@@ -23,10 +24,12 @@ from kbls.limits import MAX_LIMIT, MIN_LIMIT, MODES, Mode
 from kbls.query.filters import Filters
 from kbls.query.syntax import parse_query
 from kbls.results import Hit, IndexReport, RootStatus, Skipped
+from kbls.retrieval.backlinks import LinkGraph
 from kbls.retrieval.hybrid import HybridSearcher
 from kbls.retrieval.listing import Listing
 from kbls.retrieval.notelinks import NoteLinks
 from kbls.retrieval.related import related_notes
+from kbls.retrieval.rename import Renamer
 from kbls.retrieval.vectors import VectorIndex
 from kbls.storage.recovery import delete_store, open_or_recover
 
@@ -86,6 +89,10 @@ class Engine:
         self.links = NoteLinks(self.root, self.store, self.vectors, self.embedder, self.semantic_ready)
         #: tags by use and notes by modification time (`kb/tags`, `kb/notes`).
         self.listing = Listing(self.store)
+        #: references and backlinks (`textDocument/references`, `kb/backlinks`, code lens) and
+        #: renames (`textDocument/rename`, `workspace/willRenameFiles`).
+        self.graph = LinkGraph(self.links, self.store)
+        self.renames = Renamer(self.graph)
 
     @property
     def read_only(self) -> bool:
@@ -149,6 +156,16 @@ class Engine:
         """Notes near `path` (or the section at `line`) by meaning, links and tags; never itself."""
         _check_limit(limit)
         return related_notes(self.store, self.vectors, self.root, self.scanner.relative(path), line, limit)
+
+    def open_notes(self, documents: Mapping[Path, Sequence[str]]) -> dict[str, Sequence[str]]:
+        """The editor's open documents inside this root, by root-relative path."""
+        out = {}
+        for path, lines in documents.items():
+            try:
+                out[self.scanner.relative(path)] = lines
+            except OutsideRootError:
+                continue
+        return out
 
     def status(self) -> RootStatus:
         counts = self.store.counts()

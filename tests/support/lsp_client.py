@@ -49,7 +49,8 @@ class LspSession:
     registers is kept in `registrations`).
     `kbls serve` runs standalone (in-process, `KBLS_NO_DAEMON=1`) unless `daemon` is true: then
     it relays to the per-user daemon of the child's environment (tests/userdaemon).
-    `text_document` and `workspace_edit` are those client capabilities (None: not declared).
+    `text_document`, `workspace_edit` and `file_operations` are those client capabilities (None:
+    not declared).
     """
 
     def __init__(
@@ -67,6 +68,7 @@ class LspSession:
         watched_files: bool = False,
         text_document: types.TextDocumentClientCapabilities | None = None,
         workspace_edit: types.WorkspaceEditClientCapabilities | None = None,
+        file_operations: types.FileOperationClientCapabilities | None = None,
     ) -> None:
         self.folders = folders
         self.registrations: list[types.Registration] = []
@@ -93,6 +95,7 @@ class LspSession:
                 did_change_watched_files=types.DidChangeWatchedFilesClientCapabilities(dynamic_registration=True)
                 if watched_files else None,
                 workspace_edit=workspace_edit,
+                file_operations=file_operations,
             ),
             text_document=text_document,
         )

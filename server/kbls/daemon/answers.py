@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import Generic, Literal, Protocol, TypeVar
 
 from kbls.errors import KblsError
 from kbls.limits import Mode
@@ -21,6 +21,7 @@ from kbls.results import Hit, NoteSummary, RootStatus, TagCount
 log = logging.getLogger(__name__)
 
 State = Literal["loading", "indexing", "ready", "error"]
+T = TypeVar("T")
 
 
 class StoreUnavailableError(KblsError):
@@ -59,6 +60,16 @@ class FromRoot:
     root_uri: str
     #: the root's folder as the client names it: the item's file is `folder / item.path`.
     folder: Path
+
+
+@dataclass(frozen=True)
+class InRoot(Generic[T]):
+    """An engine's answer about a note (`Daemon.in_root`), with its root's folder as the client
+    named it (answers hold root-relative paths: URIs are made of both)."""
+
+    root_uri: str
+    folder: Path
+    answer: T
 
 
 @dataclass(frozen=True)

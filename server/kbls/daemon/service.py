@@ -27,6 +27,7 @@ from kbls.daemon import listings
 from kbls.daemon.answers import (
     DaemonStatus,
     IndexState,
+    InRoot,
     Listener,
     NotesAnswer,
     NotesRequest,
@@ -46,6 +47,7 @@ from kbls.daemon.status import StatusReporter, joined, refusal, refused_status, 
 from kbls.daemon.watch import FileChange, own_watch_enabled
 from kbls.daemon.worker import STORE_REPLACED, Worker
 from kbls.editing import checks
+from kbls.engine import Engine
 from kbls.errors import OutsideRootError, QueryError
 from kbls.limits import MAX_LIMIT, MAX_TAGS, RELATED_LIMIT
 from kbls.results import Hit, RootStatus, SqliteInfo
@@ -295,6 +297,16 @@ class Daemon:
         root = found.root
         today = dt.date.today()
         return self._guarded(root, lambda: checks.fixes(root.engine.links, root.folder, found.rel, ref, lines, today))
+
+    def in_root(self, path: Path | str, ask: Callable[[Engine, str], T]) -> InRoot[T]:
+        """`ask` the engine of the root holding `path` about it (by its root-relative path): the
+        entry of the note-graph features (references, backlinks, rename), a guarded read.
+
+        :raises OutsideRootError: for a path outside every root.
+        """
+        found = self.locate(path)
+        root = found.root
+        return InRoot(root.uri, root.folder, self._guarded(root, lambda: ask(root.engine, found.rel)))
 
     def tags(self, prefix: str = "", limit: int = MAX_TAGS, folders: Collection[Path] | None = None) -> TagsAnswer:
         """The tags of the roots (`folders` as in `search`) starting with `prefix`, each with the

@@ -26,6 +26,7 @@ METHODS: dict[str, tuple[type[msgspec.Struct] | None, type[msgspec.Struct] | Non
     "kb/reindex": (wire.ReindexParams, wire.ReindexResult),
     "kb/tags": (wire.TagsParams, wire.TagsResult),
     "kb/notes": (wire.NotesParams, wire.NotesResult),
+    "kb/backlinks": (wire.BacklinksParams, wire.BacklinksResult),
 }
 #: notifications (server -> client) -> their params struct.
 NOTIFICATIONS: dict[str, type[msgspec.Struct]] = {"kb/indexStatus": wire.IndexStatus}

@@ -44,10 +44,23 @@ from kbls.daemon import answers
 from kbls.daemon.service import Daemon
 from kbls.daemon.watch import FileChange
 from kbls.editing.checks import LinkFixes, LinkReport
+from kbls.engine import Engine
 from kbls.errors import OutsideRootError, QueryError
 from kbls.limits import MAX_QUERY_CHARS, RELATED_LIMIT
 from kbls.logsetup import configure_logging
-from kbls.lsp import codeactions, convert, diagnostics, documents, framing, links, outline, textsync, wire
+from kbls.lsp import (
+    codeactions,
+    convert,
+    diagnostics,
+    documents,
+    framing,
+    links,
+    outline,
+    references,
+    rename,
+    textsync,
+    wire,
+)
 from kbls.lsp.progress import ProgressTokens
 from kbls.lsp.uris import client_uri, file_uri
 from kbls.retrieval.linksyntax import LinkRef
@@ -118,6 +131,7 @@ class DaemonFacade(Protocol):
     def check_links(self, path: Path | str, lines: list[str], refs: list[LinkRef] | None = None) -> LinkReport: ...
     def link_fixes(self, path: Path | str, ref: LinkRef, lines: list[str]) -> LinkFixes: ...
     def notes(self, request: answers.NotesRequest) -> answers.NotesAnswer: ...
+    def in_root(self, path: Path | str, ask: Callable[[Engine, str], T]) -> answers.InRoot[T]: ...
 
 
 class KblsServer(LanguageServer):
@@ -269,6 +283,8 @@ def _path(uri: str) -> Path:
 server = KblsServer()
 links.register(server)  # completion, definition, documentLink (kbls.lsp.links)
 for feature in (textsync, outline, diagnostics, codeactions):  # open documents, outline, link problems
+    feature.register(server)
+for feature in (references, rename):  # references, kb/backlinks; prepareRename, rename, willRenameFiles
     feature.register(server)
 
 

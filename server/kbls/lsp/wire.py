@@ -240,6 +240,30 @@ class IndexStatus(_Health, frozen=True, kw_only=True):
     message: str = ""
 
 
+class BacklinksParams(_Wire, frozen=True):
+    """`kb/backlinks` params: the note whose backlinks are listed."""
+
+    uri: str
+
+
+class Backlink(_InRoot, frozen=True):
+    """One link to the note from another: where it is (LSP range, client units), the linking
+    note's title, the section it is in and the words of its paragraph."""
+
+    range: Range
+    title: str
+    breadcrumb: str
+    context: str
+
+
+class BacklinksResult(_Wire, frozen=True):
+    """`kb/backlinks` result: the links from other notes, by linking note then position."""
+
+    backlinks: list[Backlink]
+    #: how many notes link here.
+    notes: int
+
+
 # -- conversion ------------------------------------------------------------------------------
 def _plain(value: Any) -> Any:
     """pygls's namedtuples (and lists of them) back into dicts and lists."""

@@ -21,10 +21,11 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 from pygls.protocol.language_server import lsp_method
 
-from kbls.daemon.answers import DaemonStatus, NotesAnswer, NotesRequest, SearchAnswer, SearchRequest, TagsAnswer
+from kbls.daemon.answers import DaemonStatus, InRoot, NotesAnswer, NotesRequest, SearchAnswer, SearchRequest, TagsAnswer
 from kbls.daemon.roots import Root, folder_path
 from kbls.daemon.watch import FileChange
 from kbls.editing.checks import LinkFixes, LinkReport
+from kbls.engine import Engine
 from kbls.errors import OutsideRootError
 from kbls.lsp import wire
 from kbls.lsp.server import KblsProtocol, KblsServer
@@ -178,6 +179,10 @@ class ClientView:
     def link_fixes(self, path: Path | str, ref: LinkRef, lines: list[str]) -> LinkFixes:
         self._check(path)
         return self.host.daemon.link_fixes(path, ref, lines)
+
+    def in_root(self, path: Path | str, ask: Callable[[Engine, str], Q]) -> InRoot[Q]:
+        self._check(path)
+        return self.host.daemon.in_root(path, ask)
 
 
 class ConnectionServer(KblsServer):

@@ -1,0 +1,121 @@
+"""The text of a note as it is now, with its links and tags where they are now.
+
+An edit must apply to the text the editor holds: a note open in the editor is taken from there
+(its unsaved changes included), any other from the disk, inside the root only. Its links and tags
+are the index's when the file is the one indexed (same content hash), else found again in the
+text by the indexer's own reader (`parse_note`), so a note saved a moment ago is never edited
+at stale positions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from kbls.hashing import content_hash
+from kbls.indexing.parse import parse_note
+from kbls.indexing.text import decode_text, read_regular
+from kbls.retrieval.links import LinkResolver
+from kbls.storage.records import LinkSpan, SourcedLink, SourcedTag, TagSpan
+from kbls.storage.store import Store
+
+#: a note larger than this is not read to be edited (the indexer's default max_file_bytes).
+MAX_EDIT_BYTES = 2 * 1024 * 1024
+
+#: root-relative path -> the lines of a note open in the editor.
+OpenNotes = Mapping[str, Sequence[str]]
+
+
+@dataclass(frozen=True, slots=True)
+class CurrentNote:
+    """A note's text now, and where its links and tags are in it."""
+
+    path: str
+    lines: list[str]
+    links: tuple[LinkSpan, ...]
+    tags: tuple[TagSpan, ...]
+    #: taken from the editor (not the disk).
+    open: bool
+
+
+class NoteTexts:
+    """Reads the notes of one root as they are now (`open` first, then the disk), each once:
+    made for one request."""
+
+    def __init__(self, store: Store, resolver: LinkResolver, open_notes: OpenNotes) -> None:
+        self.store = store
+        self.resolver = resolver
+        self.open_notes = open_notes
+        self._read: dict[str, CurrentNote | None] = {}
+
+    def lines(self, path: str) -> list[str]:
+        """The lines of the note at `path` ([] when it cannot be read)."""
+        if path in self.open_notes:
+            return list(self.open_notes[path])
+        note = self._read.get(path)
+        if note is not None:
+            return note.lines
+        return self.resolver.read_lines(path, MAX_EDIT_BYTES) or []
+
+    def current(
+        self, path: str, indexed_links: Iterable[LinkSpan] = (), indexed_tags: Iterable[TagSpan] = (),
+        indexed_hash: str | None = None,
+    ) -> CurrentNote | None:
+        """The note at `path` now; the `indexed_*` spans are taken as they are when its text is the
+        one indexed (`indexed_hash`). None when it is neither open nor a readable file of the root."""
+        if path in self._read:
+            return self._read[path]
+        made: CurrentNote | None
+        if path in self.open_notes:
+            lines = list(self.open_notes[path])
+            spans = parse_note(path, "\n".join(lines)).spans
+            made = CurrentNote(path, lines, spans.links, spans.tags, True)
+        else:
+            made = self._from_disk(path, tuple(indexed_links), tuple(indexed_tags), indexed_hash)
+        self._read[path] = made
+        return made
+
+    def _from_disk(
+        self, path: str, links: tuple[LinkSpan, ...], tags: tuple[TagSpan, ...], indexed_hash: str | None
+    ) -> CurrentNote | None:
+        found = self.resolver.inside(path)
+        if found is None:
+            return None
+        try:
+            data = read_regular(found, MAX_EDIT_BYTES)  # a FIFO swapped in must not block
+        except OSError:
+            return None
+        decoded = decode_text(data) if data is not None else None
+        if data is None or decoded is None:
+            return None
+        text = decoded.text.replace("\r\n", "\n").replace("\r", "\n")
+        if indexed_hash is None or content_hash(data) != indexed_hash:
+            spans = parse_note(path, text).spans
+            links, tags = spans.links, spans.tags
+        return CurrentNote(path, text.split("\n"), links, tags, False)
+
+    def of_links(self, found: Sequence[SourcedLink]) -> list[CurrentNote]:
+        """The notes now of the sources of `found` (stored links), with those links where
+        they are now; the open notes of the root come too (their links may be unsaved)."""
+        return self._gather({s.path for s in found} | set(self.open_notes), found, [])
+
+    def of_tags(self, found: Sequence[SourcedTag]) -> list[CurrentNote]:
+        """As `of_links`, for stored tag uses."""
+        return self._gather({s.path for s in found} | set(self.open_notes), [], found)
+
+    def _gather(
+        self, paths: set[str], links: Sequence[SourcedLink], tags: Sequence[SourcedTag]
+    ) -> list[CurrentNote]:
+        hashes = {path: row.hash for path, row in self.store.files(paths).items()}
+        by_path_links: dict[str, list[LinkSpan]] = {}
+        by_path_tags: dict[str, list[TagSpan]] = {}
+        for link in links:
+            by_path_links.setdefault(link.path, []).append(link.link)
+        for tag in tags:
+            by_path_tags.setdefault(tag.path, []).append(tag.tag)
+        out = []
+        for path in sorted(paths):
+            note = self.current(path, by_path_links.get(path, ()), by_path_tags.get(path, ()), hashes.get(path))
+            if note is not None:
+                out.append(note)
+        return out
