@@ -165,6 +165,28 @@ export interface NotesResult {
   index: IndexInfo;
 }
 
+/** `kb/backlinks`: the links from other notes to one note. */
+export interface BacklinksParams {
+  uri: string;
+}
+
+export interface Backlink {
+  uri: string;
+  path: string;
+  root: string;
+  /** the link's text, in the client's position units */
+  range: Range;
+  title: string;
+  breadcrumb: string;
+  context: string;
+}
+
+export interface BacklinksResult {
+  backlinks: Backlink[];
+  /** how many notes link here */
+  notes: number;
+}
+
 export const Methods = {
   search: "kb/search",
   related: "kb/related",
@@ -172,6 +194,7 @@ export const Methods = {
   reindex: "kb/reindex",
   tags: "kb/tags",
   notes: "kb/notes",
+  backlinks: "kb/backlinks",
   indexStatus: "kb/indexStatus",
 } as const;
 
@@ -241,6 +264,11 @@ export function notesParams(options: { limit?: number; offset?: number; filters?
   if (options.offset !== undefined) params.offset = Math.max(0, Math.round(options.offset));
   if (options.filters) params.filters = options.filters;
   return params;
+}
+
+/** The params of `kb/backlinks`. */
+export function backlinksParams(uri: string): BacklinksParams {
+  return { uri };
 }
 
 /** JSON-RPC error code the server answers a cancelled request with. */

@@ -5,6 +5,8 @@
 // `more`, `message`). No `vscode` import (plain node tests load it).
 import { INDEX_STATES, type IndexState } from "./limits";
 import type {
+  Backlink,
+  BacklinksResult,
   FileProblem,
   Hit,
   IndexInfo,
@@ -199,4 +201,24 @@ export function parseIndexStatus(value: unknown): IndexStatusNotification {
     message: o.message === undefined ? "" : string(o, "message", at),
     ...errorField(o, at),
   };
+}
+
+function parseBacklink(value: unknown, at: string): Backlink {
+  const o = object(value, at);
+  return {
+    uri: string(o, "uri", at),
+    path: string(o, "path", at),
+    root: string(o, "root", at),
+    range: parseRange(o.range, `${at}.range`),
+    title: string(o, "title", at),
+    breadcrumb: string(o, "breadcrumb", at),
+    context: string(o, "context", at),
+  };
+}
+
+/** The answer of `kb/backlinks`. */
+export function parseBacklinksResult(value: unknown): BacklinksResult {
+  const at = "result";
+  const o = object(value, at);
+  return { backlinks: array(o, "backlinks", at, parseBacklink), notes: integer(o, "notes", at) };
 }

@@ -60,11 +60,12 @@ class Backlink:
     context: str
 
 
-def link_ref(span: LinkSpan) -> LinkRef:
-    """A stored link as the resolver reads one."""
+def link_ref(span: LinkSpan, anchored: bool = True) -> LinkRef:
+    """A stored link as the resolver reads one; without its anchor unless `anchored` (where it
+    leads then needs no read of the note for the heading's line)."""
     where = span.span
-    return LinkRef(LinkKind(span.kind), span.target, span.heading, where.line, where.start, where.end,
-                   labelled=span.label is not None)
+    return LinkRef(LinkKind(span.kind), span.target, span.heading if anchored else None, where.line, where.start,
+                   where.end, labelled=span.label is not None)
 
 
 def note_keys(note: Note) -> set[str]:
@@ -157,6 +158,7 @@ class LinkGraph:
         if heading is not None:
             stored += [s for s in self.store.links_of(note.path) if s.link.key == "" and s.path not in open_notes]
         texts = self.texts(open_notes)
+        resolver = texts.resolver
         target_lines = texts.lines(note.path)
         seen: HeadingLines = {note.path: ({}, target_lines)}
         anchors: dict[str, int | None] = {}
@@ -176,7 +178,7 @@ class LinkGraph:
         for found in candidates:
             ref = link_ref(found.link)
             source_lines = target_lines if found.path == note.path else []
-            targets = self.links.resolver.resolve(catalogue, found.path, ref, source_lines, seen)
+            targets = resolver.resolve(catalogue, found.path, ref, source_lines, seen)
             if not targets or targets[0].path != note.path:
                 continue
             if heading is not None:

@@ -9,8 +9,10 @@ at stale positions.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from kbls.hashing import content_hash
 from kbls.indexing.parse import parse_note
@@ -38,13 +40,39 @@ class CurrentNote:
     open: bool
 
 
+class RequestResolver(LinkResolver):
+    """The root's resolver for one request: each path's check that it is a file inside the root
+    (`inside`: realpath and stat) made once, not once per link naming it (200 links to one
+    note cost 60 ms of checks)."""
+
+    def __init__(self, resolver: LinkResolver) -> None:
+        super().__init__(resolver.root)
+        self._root_text = str(resolver.root)
+        self._real_text = str(self._real_root)
+        self._checked: dict[str, Path | None] = {}
+
+    def inside(self, rel: str) -> Path | None:
+        if rel not in self._checked:
+            self._checked[rel] = self._check(rel)
+        return self._checked[rel]
+
+    def _check(self, rel: str) -> Path | None:
+        try:
+            real = os.path.realpath(os.path.join(self._root_text, rel))
+            if real.startswith(self._real_text.rstrip(os.sep) + os.sep) and os.path.isfile(real):
+                return Path(real)
+        except (OSError, ValueError):  # a NUL byte, a name too long for the system
+            pass
+        return None
+
+
 class NoteTexts:
     """Reads the notes of one root as they are now (`open` first, then the disk), each once:
     made for one request."""
 
     def __init__(self, store: Store, resolver: LinkResolver, open_notes: OpenNotes) -> None:
         self.store = store
-        self.resolver = resolver
+        self.resolver = RequestResolver(resolver)
         self.open_notes = open_notes
         self._read: dict[str, CurrentNote | None] = {}
 

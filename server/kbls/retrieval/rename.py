@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from kbls.errors import QueryError
 from kbls.indexing.linkforms import WIKI_NAME_STOPS, folder_keys, name_key, path_keys
@@ -33,7 +33,7 @@ from kbls.retrieval.linkedits import (
     wiki_heading_edit,
     wiki_name_edit,
 )
-from kbls.retrieval.links import Catalogue, LinkStyle, Note, WikiForm, heading_line
+from kbls.retrieval.links import Catalogue, LinkResolver, LinkStyle, Note, WikiForm, heading_line
 from kbls.retrieval.linksyntax import heading_text, link_at
 from kbls.retrieval.notetexts import CurrentNote, NoteTexts, OpenNotes
 from kbls.storage.records import LinkSpan, SourcedLink, Span
@@ -205,16 +205,16 @@ class Renamer:
         for current in texts.of_links(_unique(found)):
             new_source = path_moved(current.path, moves) or current.path
             for link in current.links:
-                edit = self._moved_link(catalogue, current, link, new_source, moves, titled)
+                edit = self._moved_link(catalogue, texts.resolver, current, link, new_source, moves, titled)
                 plan.add(current, edit)
         return plan.done()
 
     def _moved_link(
-        self, catalogue: Catalogue, current: CurrentNote, link: LinkSpan, new_source: str,
+        self, catalogue: Catalogue, resolver: LinkResolver, current: CurrentNote, link: LinkSpan, new_source: str,
         moves: list[tuple[str, str]], titled: set[str],
     ) -> Edit | None:
-        ref = replace(link_ref(link), heading=None)  # where it leads, not which line: no file read
-        targets = self.links.resolver.resolve(catalogue, current.path, ref, current.lines)
+        ref = link_ref(link, anchored=False)  # where it leads, not which line: no file read
+        targets = resolver.resolve(catalogue, current.path, ref, current.lines)
         if not targets:
             return None
         old_target = targets[0].path
@@ -270,8 +270,8 @@ class Renamer:
                 own_anchor = link.key == "" and current.path == note.path
                 if link.key not in keys and not (own_anchor and heading is not None):
                     continue
-                ref = replace(link_ref(link), heading=None)
-                targets = self.links.resolver.resolve(catalogue, current.path, ref, current.lines)
+                ref = link_ref(link, anchored=False)
+                targets = texts.resolver.resolve(catalogue, current.path, ref, current.lines)
                 if not targets or targets[0].path != note.path:
                     continue
                 if heading is not None:

@@ -18,13 +18,19 @@ const ok = (s, value, opts) => assert.deepEqual(validate(s, value, schema, opts)
 
 test(`the schema is the server's export (${path.relative(EXT_DIR, SCHEMA_PATH)})`, () => {
   assert.match(schema.description, /kbls\.lsp\.schema/);
-  const requests = [kb.Methods.search, kb.Methods.related, kb.Methods.status, kb.Methods.reindex, kb.Methods.tags, kb.Methods.notes];
+  const requests = [kb.Methods.search, kb.Methods.related, kb.Methods.status, kb.Methods.reindex, kb.Methods.tags, kb.Methods.notes, kb.Methods.backlinks];
   for (const method of requests) {
     assert.ok(schema.methods[method], `${method} in the schema`);
   }
   assert.ok(schema.notifications[kb.Methods.indexStatus], `${kb.Methods.indexStatus} in the schema`);
   assert.deepEqual(Object.keys(schema.methods).sort(), [...requests].sort(),
     "every kb/* request of the server has a typed request in protocol.ts");
+});
+
+test("kb/backlinks params from the builder validate and its example result parses", () => {
+  ok(paramsOf(kb.Methods.backlinks), kb.backlinksParams("file:///n/a.md"), { strict: true });
+  const parsed = wire.parseBacklinksResult(example(resultOf(kb.Methods.backlinks), schema));
+  assert.ok(Array.isArray(parsed.backlinks));
 });
 
 test("kb/tags and kb/notes params from the builders validate", () => {
