@@ -1,9 +1,10 @@
 """What references and rename cost on a generated workspace: 10,000 notes in 50 folders, each
 linking 6 others (wiki links by title, markdown links by relative path, some with anchors), one
-note linked from 200 notes and one from 500 (half by title, half by relative path). The notes are written to disk and indexed by the
-indexer's parser into a real store (their chunks left out: neither feature reads vectors, so no
-model is needed); the calls are the engine's (`Engine.graph`, `Engine.renames`), warm, without
-LSP framing. Prints p50 and max, and with --write the section of docs/benchmarks.md.
+note linked from 200 notes and one from 500 (half by title, half by relative path). The notes
+are written to disk and indexed by the indexer's parser into a real store, without chunks
+(neither feature reads vectors, so no model is needed). The calls are the engine's
+(`Engine.graph`, `Engine.renames`), warm, without LSP framing. Prints p50 and max, and with
+--write the section of docs/benchmarks.md.
 
     .venv/bin/python benchmarks/bench_backlinks.py [--notes 10000] [--write]
 """
