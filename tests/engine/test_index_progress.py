@@ -81,14 +81,21 @@ def test_on_a_terminal_the_bar_is_redrawn_in_place_and_no_line_is_printed() -> N
     assert "kbls index:" not in text
 
 
-def test_the_pipeline_reports_each_file_and_each_model_batch(root, note, make_engine):
+def test_the_pipeline_reports_each_file_each_model_batch_and_each_write(root, note, make_engine):
     for i in range(3):
         note(f"n{i}.md", f"# Note {i}\n\nbody {i}\n")
     seen: list[IndexProgress] = []
-    make_engine(root).index(progress=seen.append)
+    engine = make_engine(root)
+    engine.index(progress=seen.append)
+    # A note counts as done once written: these three wait for one batch, embedded after the last.
     assert seen == [
-        IndexProgress(1, 3, "n0.md", 0),
-        IndexProgress(2, 3, "n1.md", 0),
-        IndexProgress(3, 3, "n2.md", 0),
-        IndexProgress(3, 3, "n2.md", 3),  # the batch embedded after the last file was read
+        IndexProgress(0, 3, "n0.md", 0),
+        IndexProgress(0, 3, "n1.md", 0),
+        IndexProgress(0, 3, "n2.md", 0),
+        IndexProgress(0, 3, "n2.md", 3),
+        IndexProgress(3, 3, "n2.md", 3),
     ]
+    later: list[IndexProgress] = []
+    note("n3.md", "# Note 3\n\nbody 3\n")
+    engine.index(progress=later.append)
+    assert later[-1] == IndexProgress(1, 1, "n3.md", 1), "only the new note is looked at"

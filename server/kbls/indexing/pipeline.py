@@ -38,9 +38,10 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class IndexProgress:
-    """How far one indexing run is: after each file looked at, and after each model batch."""
+    """How far one indexing run is: after each file looked at, each model batch and each write."""
 
-    #: files looked at (read, or found unchanged) of those this run looks at
+    #: files finished (written, found unchanged or skipped) of those this run looks at; a note
+    #: read but waiting for its batch's embedding is not done yet
     files_done: int
     files_total: int
     #: the file last looked at
@@ -174,7 +175,7 @@ class IndexPipeline:
                 batch.add(prepared)
                 if batch.full:
                     batch.flush(report)
-            tracker.file_done(done, candidate.rel_path)
+            tracker.looked_at(done, candidate.rel_path)
         batch.flush(report)
         if cancel is None or not cancel.is_set():
             for rel in gone:
@@ -286,21 +287,28 @@ class _Tracker:
 
     progress: ProgressFn | None
     files_total: int
-    files_done: int = 0
+    looked: int = 0
+    #: notes read into the batch, not written yet
+    waiting: int = 0
     path: str = ""
     chunks_embedded: int = 0
 
-    def file_done(self, done: int, path: str) -> None:
-        self.files_done, self.path = done, path
+    def looked_at(self, count: int, path: str) -> None:
+        self.looked, self.path = count, path
         self._tell()
 
     def embedded(self, count: int) -> None:
         self.chunks_embedded += count
         self._tell()
 
+    def written(self, count: int) -> None:
+        self.waiting -= count
+        self._tell()
+
     def _tell(self) -> None:
         if self.progress is not None:
-            self.progress(IndexProgress(self.files_done, self.files_total, self.path, self.chunks_embedded))
+            done = self.looked - self.waiting
+            self.progress(IndexProgress(done, self.files_total, self.path, self.chunks_embedded))
 
 
 @dataclass
@@ -318,6 +326,7 @@ class _Batch:
 
     def add(self, prepared: PreparedNote) -> None:
         self.notes.append(prepared)
+        self.tracker.waiting += 1
         new = [h for h in prepared.texts if h not in self.missing]
         stored = self.pipeline.store.known_embeddings(new)
         for h in new:
@@ -343,5 +352,6 @@ class _Batch:
             report.changed += 1
             report.reused += written
         report.reused -= len(hashes)
+        self.tracker.written(len(self.notes))
         self.notes.clear()
         self.missing.clear()
