@@ -168,7 +168,9 @@ def test_a_client_that_pulls_gets_the_same_problems_with_its_severities(
 ) -> None:
     pulls = types.TextDocumentClientCapabilities(diagnostic=types.DiagnosticClientCapabilities())
     options = {"diagnostics": {"ambiguous": "off", "missingNote": "error"}}
-    with LspSession([vault], tmp_path_factory.mktemp("pull-logs"), text_document=pulls, init_options=options) as s:
+    with LspSession(
+        [vault], tmp_path_factory.mktemp("pull-logs"), text_document=pulls, init_options=options, diagnostic_refresh=True
+    ) as s:
         s.wait_ready()
         provider = s.initialize_result.capabilities.diagnostic_provider
         assert isinstance(provider, types.DiagnosticOptions) and provider.inter_file_dependencies
@@ -185,3 +187,26 @@ def test_a_client_that_pulls_gets_the_same_problems_with_its_severities(
         }
         assert found == expected
         assert s.diagnostics(uri) is None  # nothing pushed to a client that pulls
+        # a note saved elsewhere: once indexed, the client is told to pull again
+        before = s.refreshes
+        (vault / "recipes" / "focaccia.md").write_text("# Focaccia\n\nFlat bread.\n", encoding="utf-8")
+        s.save(vault / "recipes" / "focaccia.md")
+        s.wait_for(lambda: s.refreshes > before, 60, "workspace/diagnostic/refresh")
+        report = s._run(s.client.text_document_diagnostic_async(params))
+        assert (LINE_OF["focaccia"], "missing_note") not in {(d.range.start.line, d.code) for d in report.items}
+        (vault / "recipes" / "focaccia.md").unlink()
+        s.save(vault / "recipes" / "focaccia.md")
+
+
+def test_a_client_that_pulls_without_refresh_is_pushed_to_and_its_pulls_are_empty(
+    vault: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    pulls = types.TextDocumentClientCapabilities(diagnostic=types.DiagnosticClientCapabilities())
+    with LspSession([vault], tmp_path_factory.mktemp("nvim-logs"), text_document=pulls) as s:
+        s.wait_ready()
+        uri = _open(s, vault / JOURNAL, JOURNAL_TEXT)
+        found = s.wait_for(lambda: s.diagnostics(uri), 30, "pushed diagnostics")
+        assert _problems(found, JOURNAL_TEXT) == EXPECTED
+        params = types.DocumentDiagnosticParams(text_document=types.TextDocumentIdentifier(uri))
+        report: Any = s._run(s.client.text_document_diagnostic_async(params))
+        assert list(report.items) == []

@@ -50,7 +50,8 @@ class LspSession:
     `kbls serve` runs standalone (in-process, `KBLS_NO_DAEMON=1`) unless `daemon` is true: then
     it relays to the per-user daemon of the child's environment (tests/userdaemon).
     `text_document`, `workspace_edit` and `file_operations` are those client capabilities (None:
-    not declared).
+    not declared); `diagnostic_refresh`: the client takes `workspace/diagnostic/refresh` (counted
+    in `refreshes`).
     """
 
     def __init__(
@@ -69,9 +70,11 @@ class LspSession:
         text_document: types.TextDocumentClientCapabilities | None = None,
         workspace_edit: types.WorkspaceEditClientCapabilities | None = None,
         file_operations: types.FileOperationClientCapabilities | None = None,
+        diagnostic_refresh: bool = False,
     ) -> None:
         self.folders = folders
         self.registrations: list[types.Registration] = []
+        self.refreshes = 0
         self.log_file = tmp / f"{name}-{time.monotonic_ns()}.log"
         self.notifications: list[tuple[str, Any]] = []
         self.progress: list[tuple[str, dict[str, Any]]] = []
@@ -96,6 +99,8 @@ class LspSession:
                 if watched_files else None,
                 workspace_edit=workspace_edit,
                 file_operations=file_operations,
+                diagnostics=types.DiagnosticWorkspaceClientCapabilities(refresh_support=True)
+                if diagnostic_refresh else None,
             ),
             text_document=text_document,
         )
@@ -132,6 +137,11 @@ class LspSession:
             with self._lock:
                 self.registrations.extend(params.registrations)
 
+        def diagnostics_refreshed(params: None) -> None:
+            with self._lock:
+                self.refreshes += 1
+
+        self.client.feature(types.WORKSPACE_DIAGNOSTIC_REFRESH)(diagnostics_refreshed)
         self.client.feature(types.WINDOW_WORK_DONE_PROGRESS_CREATE)(progress_created)
         self.client.feature(types.CLIENT_REGISTER_CAPABILITY)(capability_registered)
         self.client.feature(types.PROGRESS)(progress_reported)

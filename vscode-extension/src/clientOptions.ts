@@ -42,6 +42,10 @@ export function clientOptions(
         inEnabled(document.uri) ? next(document, position, context, token) : undefined,
       provideDefinition: (document, position, token, next) => (inEnabled(document.uri) ? next(document, position, token) : undefined),
       provideDocumentLinks: (document, token, next) => (inEnabled(document.uri) ? next(document, token) : undefined),
+      // VS Code's own markdown extension gives every note its outline and folding: kbls's would
+      // list each heading twice (Neovim gets kbls's; docs/vscode.md).
+      provideDocumentSymbols: () => undefined,
+      provideFoldingRanges: () => undefined,
       workspace: {
         // The server indexes the folders it is told about: only the enabled ones.
         workspaceFolders: async (token, next) => {

@@ -1,8 +1,9 @@
 """The note a quick fix creates for a link to no note: where it goes and what it starts with.
 
 A markdown link names its path; a wiki name (`[[Grocery list]]`) goes in the folder where the
-notes nearest in meaning to the link's words and sentence live (most of the five nearest; the
-linking note's folder while the model is not loaded), named as that folder's notes are named
+notes nearest in meaning to the link's words and sentence live (the folder of the five nearest
+that weighs most, each note by its cosine, none under 0.25; the linking note's folder while the
+model is not loaded or when none is near), named as that folder's notes are named
 (`grocery-list.md` beside `kebab-case.md` files, else `Grocery list.md`), with front matter like
 its siblings' (the keys most of them have: the title, today's date for a date key, a `type:`
 most of them share, empty lists for tags and aliases) and an H1 where they have one.
@@ -22,8 +23,10 @@ from kbls.retrieval.links import Catalogue, LinkResolver, relative_target
 from kbls.retrieval.linksyntax import ATX_HEADING, LinkKind, LinkRef
 from kbls.retrieval.notelinks import LinkQuery, NoteLinks
 
-#: nearest notes by meaning whose folders vote for the new note's folder.
+#: nearest notes by meaning whose folders vote for the new note's folder, each by its cosine,
+#: none below the floor (in a small vault the fifth nearest note is no neighbour).
 FOLDER_VOTERS = 5
+FOLDER_VOTE_FLOOR = 0.25
 #: sibling notes read to learn their front matter and naming (their first bytes only).
 SIBLINGS = 12
 SIBLING_BYTES = 4096
@@ -85,13 +88,15 @@ def new_note(
 
 def _folder(links: NoteLinks, source: str, context: str, lines: list[str]) -> str:
     query = LinkQuery(kind=LinkKind.WIKI, typed="", context=context, document=lines, limit=FOLDER_VOTERS)
-    near = [s.path for s in links.suggest(source, query) if s.meaning is not None]
+    near = [
+        (s.path, s.meaning) for s in links.suggest(source, query) if s.meaning is not None and s.meaning >= FOLDER_VOTE_FLOOR
+    ]
     if not near:
         return posixpath.dirname(source)
-    votes = Counter(posixpath.dirname(path) for path in near)
-    best = max(votes.values())
-    # a tie goes to the folder of the nearest note among the tied
-    return next(posixpath.dirname(p) for p in near if votes[posixpath.dirname(p)] == best)
+    votes: dict[str, float] = {}
+    for path, meaning in near:
+        votes[posixpath.dirname(path)] = votes.get(posixpath.dirname(path), 0.0) + meaning
+    return max(votes, key=lambda folder: votes[folder])
 
 
 def _siblings(catalogue: Catalogue, resolver: LinkResolver, folder: str) -> list[_Sibling]:

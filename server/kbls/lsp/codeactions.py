@@ -92,7 +92,7 @@ def fix_actions(
         actions.append(_rewrite(ls, title, document, where, rewrite.text, matching))
     for heading, text in fixes.headings:
         actions.append(_rewrite(ls, f'Link to heading "{heading}"', document, where, text, matching))
-    if fixes.new_note is not None and _creates_files(ls) and _edits_documents(ls):
+    if fixes.new_note is not None and _creates_files(ls):
         uri = file_uri(fixes.folder / fixes.new_note.path)
         created = types.WorkspaceEdit(document_changes=[
             types.CreateFile(uri, options=types.CreateFileOptions(overwrite=False, ignore_if_exists=True)),
@@ -127,6 +127,8 @@ def _edits_documents(ls: KblsServer) -> bool:
 
 
 def _creates_files(ls: KblsServer) -> bool:
+    """The client can create files in a workspace edit (a resource operation of `documentChanges`:
+    Neovim declares the operations without `documentChanges` itself, and applies them)."""
     workspace = ls.client_capabilities.workspace
     edits = workspace.workspace_edit if workspace is not None else None
     operations = edits.resource_operations if edits is not None else None

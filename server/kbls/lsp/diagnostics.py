@@ -2,12 +2,14 @@
 name (with its notes), a path leaving the root (`kbls.editing.linkcheck`, severities from the
 root's `diagnostics:` config; nothing in code).
 
-A client that can pull (`textDocument.diagnostic` in its capabilities: VS Code) asks with
-`textDocument/diagnostic` and is told to ask again (`workspace/diagnostic/refresh`) when the
-index changed; any other is sent `textDocument/publishDiagnostics` at didOpen, `DEBOUNCE_S` after
-the last didChange, and for every open note once indexing settles (a note created or renamed
-elsewhere mends or breaks links). A document the client closed is cleared. Checks run on the
-query threads; the answer for a version already superseded is dropped.
+A client that pulls and can be told to pull again (`textDocument.diagnostic` and
+`workspace.diagnostics.refreshSupport`: VS Code) asks with `textDocument/diagnostic` and is sent
+`workspace/diagnostic/refresh` when the index changed. Any other client is sent
+`textDocument/publishDiagnostics` at didOpen, `DEBOUNCE_S` after the last didChange, and for
+every open note once indexing settles (a note created or renamed elsewhere mends or breaks
+links); its pulls, if it makes any (Neovim 0.11 pulls but takes no refresh), are answered empty,
+so no problem shows twice. A document the client closed is cleared. Checks run on the query
+threads; the answer for a version already superseded is dropped.
 """
 
 from __future__ import annotations
@@ -62,8 +64,11 @@ class Diagnostics:
 
     @property
     def pulls(self) -> bool:
-        text = self.ls.client_capabilities.text_document
-        return text is not None and text.diagnostic is not None
+        """The client pulls and takes `workspace/diagnostic/refresh` (else it is pushed to)."""
+        capabilities = self.ls.client_capabilities
+        text, workspace = capabilities.text_document, capabilities.workspace
+        refresh = workspace.diagnostics if workspace is not None else None
+        return bool(text is not None and text.diagnostic is not None and refresh is not None and refresh.refresh_support)
 
     def schedule(self, uri: str, delay: float) -> None:
         if self.pulls or self.ls.loop is None:
@@ -109,14 +114,11 @@ class Diagnostics:
         self._last_state = state.state
         if not settled:
             return
-        if not self.pulls:
-            for document in list(self.ls.workspace.text_documents.values()):
-                self.schedule(document.uri, DEBOUNCE_S)
-            return
-        workspace = self.ls.client_capabilities.workspace
-        refresh = workspace.diagnostics if workspace is not None else None
-        if refresh is not None and refresh.refresh_support:
+        if self.pulls:
             self.ls.workspace_diagnostic_refresh(None)
+            return
+        for document in list(self.ls.workspace.text_documents.values()):
+            self.schedule(document.uri, DEBOUNCE_S)
 
 
 def _log_failure(task: asyncio.Task[None]) -> None:
@@ -143,7 +145,9 @@ def index_changed(ls: KblsServer, state: IndexState) -> None:
 
 async def pull(ls: KblsServer, params: types.DocumentDiagnosticParams) -> types.RelatedFullDocumentDiagnosticReport:
     document = open_text(ls, params.text_document.uri)
-    found = await diagnostics_of(ls, document) if document is not None else None
+    if document is None or not state_of(ls, Diagnostics).pulls:
+        return types.RelatedFullDocumentDiagnosticReport(items=[])  # pushed to this client instead
+    found = await diagnostics_of(ls, document)
     return types.RelatedFullDocumentDiagnosticReport(items=found or [])
 
 
