@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import os
 import posixpath
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
+from pathlib import Path
 
 from kbls.indexing.linkforms import name_key
 from kbls.retrieval.links import (
@@ -27,6 +29,7 @@ from kbls.retrieval.links import (
     relative_target,
 )
 from kbls.retrieval.linksyntax import LinkKind, LinkRef, links_in
+from kbls.retrieval.notetexts import RequestResolver
 
 #: links of one note checked (a generated note of 100k links gets its first ones checked).
 MAX_CHECKED_LINKS = 2_000
@@ -53,11 +56,45 @@ class LinkProblem:
     notes: tuple[str, ...] = ()
 
 
+class FolderResolver(RequestResolver):
+    """The root's resolver for one check: each folder's real path is found once, and a note in it
+    costs one `lstat` (a symlink is followed the full way), where `realpath` stats every folder
+    of the path for every note (a 2,000-line note linking 1,700 notes spent most of its check there)."""
+
+    def __init__(self, resolver: LinkResolver) -> None:
+        super().__init__(resolver)
+        self._folders: dict[str, str | None] = {}
+        self._inside: dict[str, Path | None] = {}
+
+    def inside(self, rel: str) -> Path | None:
+        if rel not in self._inside:
+            self._inside[rel] = self._look(rel)
+        return self._inside[rel]
+
+    def _look(self, rel: str) -> Path | None:
+        folder, name = posixpath.split(rel)
+        if folder not in self._folders:
+            real = os.path.realpath(self.root / folder) if folder else str(self._real_root)
+            root = str(self._real_root)
+            self._folders[folder] = real if real == root or real.startswith(root.rstrip(os.sep) + os.sep) else None
+        real_folder = self._folders[folder]
+        if real_folder is None or not name or name in (".", ".."):
+            return super().inside(rel)
+        try:
+            mode = os.lstat(os.path.join(real_folder, name)).st_mode
+        except (OSError, ValueError):
+            return None
+        if stat.S_ISLNK(mode):
+            return super().inside(rel)
+        return Path(real_folder, name) if stat.S_ISREG(mode) else None
+
+
 def check_links(
     catalogue: Catalogue, resolver: LinkResolver, source: str, lines: list[str], refs: Sequence[LinkRef] | None = None
 ) -> list[LinkProblem]:
     """The problems of `refs` (default: every link of `lines`, the text of the note at `source`)."""
     checked = links_in(lines)[:MAX_CHECKED_LINKS] if refs is None else refs
+    resolver = FolderResolver(resolver)
     seen: HeadingLines = {}
     out = []
     for ref in checked:
