@@ -15,16 +15,20 @@ import logging
 import os
 import stat
 import sys
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from pathlib import Path
 from typing import Any
-
-from starlette.types import ASGIApp, Receive, Scope, Send
 
 from kbls.errors import ConfigError
 from kbls.mcp.backend import NotesBackend
 
 log = logging.getLogger(__name__)
+
+# The ASGI shapes (as starlette.types spells them).
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 #: shorter tokens can be guessed by a local user at loopback speed.
 MIN_TOKEN_CHARS = 16
