@@ -12,6 +12,7 @@ chunks; queries are embedded by the real model), so any tree whose bench_daemon 
 
     .venv/bin/python benchmarks/bench_compare.py --old ../kbls-before            # 1k, 10k, 50k
     .venv/bin/python benchmarks/bench_compare.py --old ../kbls-before --sizes 1000 --rounds 50 --no-doc
+    .venv/bin/python benchmarks/bench_compare.py --old ../kbls-before --group-by-file ...   # as VS Code asks
 
 Writes its figures into `docs/benchmarks.md` between `<!-- compare:start -->` and
 `<!-- compare:end -->`, leaving every other section alone.
@@ -147,7 +148,8 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1)))]
 
 
-def compare_size(trees: dict[str, Path], size: int, rounds: int, tmp: Path) -> dict[str, Any]:
+def compare_size(trees: dict[str, Path], size: int, rounds: int, tmp: Path, grouped: bool = False) -> dict[str, Any]:
+    """:param grouped: every request with `groupByFile` (one hit per note, as the editors' pickers ask)."""
     roots = {name: build_workspace(tree, size) for name, tree in trees.items()}
     sides = []
     figures: dict[str, Any] = {}
@@ -162,13 +164,13 @@ def compare_size(trees: dict[str, Path], size: int, rounds: int, tmp: Path) -> d
         for mode in MODES:  # warm-up: vectors paged in, every query's embedding cached alike
             for query in QUERIES:
                 for side in sides:
-                    side.server.request("kb/search", {"query": query, "mode": mode})
+                    side.server.request("kb/search", {"query": query, "mode": mode, "groupByFile": grouped})
         for i in range(rounds):
             query = QUERIES[i % len(QUERIES)]
             for mode in MODES:
                 for side in sides if i % 2 == 0 else reversed(sides):
                     t0 = time.perf_counter()
-                    side.server.request("kb/search", {"query": query, "mode": mode})
+                    side.server.request("kb/search", {"query": query, "mode": mode, "groupByFile": grouped})
                     side.times[mode].append((time.perf_counter() - t0) * 1000)
         for side in sides:
             for mode in MODES:
@@ -223,6 +225,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--new", type=Path, default=REPO)
     parser.add_argument("--sizes", type=int, nargs="+", default=[1_000, 10_000, 50_000])
     parser.add_argument("--rounds", type=int, default=200, help="kb/search requests per mode and size, per tree")
+    parser.add_argument("--group-by-file", action="store_true", help="every kb/search with groupByFile")
     parser.add_argument("--doc-only", action="store_true", help="rewrite the doc from the saved results")
     parser.add_argument(
         "--no-doc", action="store_true",
@@ -238,7 +241,7 @@ def main(argv: list[str] | None = None) -> int:
             "machine": f"{os.cpu_count()} CPUs ({platform.machine()}), Python {platform.python_version()}",
             "rounds": args.rounds,
             "trees": {name: {"commit": git_head(tree)} for name, tree in trees.items()},
-            "sizes": {str(size): compare_size(trees, size, args.rounds, tmp) for size in args.sizes},
+            "sizes": {str(size): compare_size(trees, size, args.rounds, tmp, args.group_by_file) for size in args.sizes},
         }
         if args.no_doc:
             print(render(entry))

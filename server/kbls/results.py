@@ -12,6 +12,16 @@ class Signals(msgspec.Struct, frozen=True):
     lexical: int | None = None
 
 
+class Section(msgspec.Struct, kw_only=True, frozen=True):
+    """Another section of a hit's note that matched (with group_by_file), to expand in place."""
+
+    start_line: int  # 0-based, inclusive
+    end_line: int  # 0-based, inclusive
+    breadcrumb: str
+    snippet: str
+    score: float
+
+
 class Hit(msgspec.Struct, kw_only=True):
     path: str  # posix, relative to the root
     start_line: int  # 0-based, inclusive
@@ -24,6 +34,8 @@ class Hit(msgspec.Struct, kw_only=True):
     reasons: list[str] = msgspec.field(default_factory=list)
     #: with group_by_file: further hits of the same file folded into this one.
     more: int = 0
+    #: with group_by_file: the best of those (`MAX_SECTIONS`), best first.
+    sections: list[Section] = msgspec.field(default_factory=list)
     root: str = ""  # absolute root path; filled by the engine
 
 

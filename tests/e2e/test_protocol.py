@@ -51,7 +51,8 @@ def test_related_markdown_links_to_the_section_with_why() -> None:
         "file:///n/r/o.md", "file:///n",
     )
     text = convert.related_markdown([hit])
-    assert "- [Ownership \\[Rust\\] › Moves](file:///n/r/o.md#L13) — links here; shared tags: rust" in text
+    # the score first; the title once (a similarity reason names the section, issue 19 item 7)
+    assert "- 0.70 [Ownership \\[Rust\\]](file:///n/r/o.md#L13) — links here; shared tags: rust" in text
 
 
 def test_symbol_information_points_at_the_chunk() -> None:

@@ -10,6 +10,7 @@ import pytest
 from kbls.engine import Engine
 from kbls.errors import OutsideRootError
 from kbls.results import Hit
+from kbls.retrieval.related import similarity_reason
 
 Note = Callable[[str, str], Path]
 MakeEngine = Callable[..., Engine]
@@ -42,7 +43,24 @@ def test_shared_tags_appear_in_the_reasons(kb: Engine) -> None:
 def test_similar_meaning_ranks_the_sibling_topic_first(kb: Engine) -> None:
     hits = kb.related(kb.root / "rust/lifetimes.md", limit=3)
     assert hits and hits[0].path.startswith("rust/")
-    assert any(r.startswith("similar to §") for r in hits[0].reasons)
+    assert any(r.startswith("similar") for r in hits[0].reasons)
+
+
+def test_a_similarity_reason_names_the_section_without_the_title(root: Path, note: Note, make_engine: MakeEngine) -> None:
+    """Issue 19 item 7: "similar to § Title > Final steps (0.76)" repeated the title shown beside
+    it, and the score: the reason names only the section nearest in meaning."""
+    note("release.md", "# Release checklist\n\nTag the version and push the tag.\n\n## Final steps\n\n"
+         "Upload the wheel to the package index and announce the release on the mailing list.\n")
+    note("publish.md", "# Publishing\n\nUpload the wheel to the package index, then announce the new release.\n")
+    engine = make_engine(root)
+    engine.index()
+    hit = _by_path(engine.related(root / "publish.md"))["release.md"]
+    similar = [r for r in hit.reasons if r.startswith("similar")]
+    assert similar in (["similar to § Final steps"], ["similar in meaning"]), hit.reasons
+    assert all("Release checklist" not in r and "(" not in r for r in hit.reasons)
+    assert similarity_reason("Release checklist", "Release checklist > Final steps") == "similar to § Final steps"
+    assert similarity_reason("Release checklist", "Release checklist") == "similar in meaning"
+    assert similarity_reason("Notes", "Setup > Final steps") == "similar to § Setup > Final steps"
 
 
 def test_related_to_one_section_uses_that_section(root: Path, note: Note, make_engine: MakeEngine) -> None:

@@ -46,7 +46,8 @@ class LspSession:
     `command` replaces `python -m kbls serve` (e.g. a wrapper script); `env` replaces the
     inherited environment; `progress` is the client's work-done-progress capability;
     `watched_files`: the client can register `workspace/didChangeWatchedFiles` (what the server
-    registers is kept in `registrations`).
+    registers is kept in `registrations`); `settings`: the client answers
+    `workspace/configuration` from them (a section `kbls.hover` is read as `settings["kbls"]["hover"]`).
     `kbls serve` runs standalone (in-process, `KBLS_NO_DAEMON=1`) unless `daemon` is true: then
     it relays to the per-user daemon of the child's environment (tests/userdaemon).
     `text_document`, `workspace_edit` and `file_operations` are those client capabilities (None:
@@ -71,8 +72,10 @@ class LspSession:
         workspace_edit: types.WorkspaceEditClientCapabilities | None = None,
         file_operations: types.FileOperationClientCapabilities | None = None,
         diagnostic_refresh: bool = False,
+        settings: Mapping[str, Any] | None = None,
     ) -> None:
         self.folders = folders
+        self.settings = settings
         self.registrations: list[types.Registration] = []
         self.refreshes = 0
         self.log_file = tmp / f"{name}-{time.monotonic_ns()}.log"
@@ -101,6 +104,7 @@ class LspSession:
                 file_operations=file_operations,
                 diagnostics=types.DiagnosticWorkspaceClientCapabilities(refresh_support=True)
                 if diagnostic_refresh else None,
+                configuration=settings is not None,
             ),
             text_document=text_document,
         )
@@ -142,6 +146,17 @@ class LspSession:
                 self.refreshes += 1
 
         self.client.feature(types.WORKSPACE_DIAGNOSTIC_REFRESH)(diagnostics_refreshed)
+        def configuration(params: types.ConfigurationParams) -> list[Any]:
+            answers = []
+            for item in params.items:
+                value: Any = self.settings
+                for key in (item.section or "").split("."):
+                    if key:
+                        value = value.get(key) if isinstance(value, Mapping) else None
+                answers.append(value)
+            return answers
+
+        self.client.feature(types.WORKSPACE_CONFIGURATION)(configuration)
         self.client.feature(types.WINDOW_WORK_DONE_PROGRESS_CREATE)(progress_created)
         self.client.feature(types.CLIENT_REGISTER_CAPABILITY)(capability_registered)
         self.client.feature(types.PROGRESS)(progress_reported)

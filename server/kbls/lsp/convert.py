@@ -62,14 +62,22 @@ def file_changes(params: types.DidChangeWatchedFilesParams) -> list[FileChange]:
 
 
 # -- answers ---------------------------------------------------------------------------------
+def _lines(start_line: int, end_line: int) -> wire.Range:
+    """A chunk's lines (inclusive) as a wire range: the end is exclusive."""
+    return wire.Range(start=wire.Position(line=start_line), end=wire.Position(line=end_line + 1))
+
+
 def hit_to_wire(hit: EngineHit, uri: str, root_uri: str) -> wire.Hit:
     """An engine hit as a wire hit: the range covers the whole chunk (end is exclusive)."""
     return wire.Hit(
-        uri=uri, path=hit.path, root=root_uri,
-        range=wire.Range(start=wire.Position(line=hit.start_line), end=wire.Position(line=hit.end_line + 1)),
+        uri=uri, path=hit.path, root=root_uri, range=_lines(hit.start_line, hit.end_line),
         title=hit.title, breadcrumb=hit.breadcrumb, snippet=hit.snippet, score=hit.score,
         signals=wire.Signals(semantic=hit.signals.semantic, lexical=hit.signals.lexical),
         reasons=list(hit.reasons), more=hit.more,
+        sections=[
+            wire.Section(range=_lines(s.start_line, s.end_line), breadcrumb=s.breadcrumb, snippet=s.snippet, score=s.score)
+            for s in hit.sections
+        ],
     )
 
 
@@ -145,21 +153,42 @@ def _label(hit: wire.Hit) -> str:
     return " › ".join(crumbs)
 
 
-def related_markdown(hits: list[wire.Hit]) -> str:
-    """Hover text: one markdown link per related note (to its section), with one line of why."""
-    lines = ["**Related notes**", ""]
+def _escaped(text: str) -> str:
+    return text.replace("[", "\\[").replace("]", "\\]")
+
+
+def related_lines(hits: list[wire.Hit]) -> list[str]:
+    """One markdown line per related note: its score, its title linked to the related section,
+    and why (the reasons name the section, so the title is not repeated)."""
+    lines = []
     for hit in hits:
-        label = _label(hit).replace("[", "\\[").replace("]", "\\]")
-        why = "; ".join(hit.reasons) or hit.path
-        lines.append(f"- [{label}]({hit.uri}#L{hit.range.start.line + 1}) — {why}")
-    return "\n".join(lines)
+        title = _escaped(hit.title or hit.path)
+        why = "; ".join(hit.reasons)
+        lines.append(f"- {hit.score:.2f} [{title}]({hit.uri}#L{hit.range.start.line + 1})" + (f" — {why}" if why else ""))
+    return lines
+
+
+def related_markdown(hits: list[wire.Hit]) -> str:
+    """Hover text: the related notes, each a link to its section, with its score and why."""
+    return "\n".join(["**Related notes**", "", *related_lines(hits)])
 
 
 def hover(answer: SearchAnswer) -> types.Hover | None:
     """Related notes as hover markdown; None when nothing is related."""
     if not answer.hits:
         return None
-    value = related_markdown([hit(h) for h in answer.hits])
+    return _markdown(related_markdown([hit(h) for h in answer.hits]))
+
+
+def link_hover(title: str, target_uri: str, answer: SearchAnswer) -> types.Hover:
+    """The hover of a link: where it leads, and the notes related to that section."""
+    lines = [f"**Links to** [{_escaped(title)}]({target_uri})"]
+    if answer.hits:
+        lines += ["", "**Related to it**", "", *related_lines([hit(h) for h in answer.hits])]
+    return _markdown("\n".join(lines))
+
+
+def _markdown(value: str) -> types.Hover:
     return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=value))
 
 

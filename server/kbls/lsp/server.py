@@ -54,6 +54,7 @@ from kbls.lsp import (
     diagnostics,
     documents,
     framing,
+    hover,
     links,
     outline,
     references,
@@ -70,7 +71,6 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 INDEX_STATUS = "kb/indexStatus"
-HOVER_LIMIT = 5
 SYMBOL_LIMIT = 50
 #: the client watches every file of its folders for us: the daemon's rules decide what is indexed.
 WATCHED_FILES = types.RegistrationParams([
@@ -282,6 +282,7 @@ def _path(uri: str) -> Path:
 
 server = KblsServer()
 links.register(server)  # completion, definition, documentLink (kbls.lsp.links)
+hover.register(server)  # related notes on headings and links (kbls.lsp.hover)
 for feature in (textsync, outline, diagnostics, codeactions):  # open documents, outline, link problems
     feature.register(server)
 for feature in (references, rename):  # references, kb/backlinks; prepareRename, rename, willRenameFiles
@@ -345,16 +346,6 @@ async def kb_notes(ls: KblsServer, params: Any) -> Any:
     request = convert.notes_request(wire.parse(params, wire.NotesParams))
     answer = await ls.call(ls.query_pool, ls.daemon.notes, request)
     return wire.to_wire(convert.notes_result(answer))
-
-
-@server.feature(types.TEXT_DOCUMENT_HOVER)
-async def hover(ls: KblsServer, params: types.HoverParams) -> types.Hover | None:
-    try:
-        path = _path(params.text_document.uri)
-        answer = await ls.call(ls.query_pool, ls.daemon.related, path, params.position.line, HOVER_LIMIT)
-    except JsonRpcInvalidParams:
-        return None  # hovering a file outside the knowledge base: nothing to say
-    return convert.hover(answer)
 
 
 @server.feature(types.WORKSPACE_SYMBOL)

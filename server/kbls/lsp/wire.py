@@ -56,6 +56,15 @@ class _InRoot(_Wire, frozen=True):
     root: str
 
 
+class Section(_Wire, frozen=True):
+    """Another matching section of a hit's note (`groupByFile`): enough to show and open it."""
+
+    range: Range
+    breadcrumb: str
+    snippet: str
+    score: float
+
+
 class Hit(_InRoot, frozen=True):
     """One answer of `kb/search` or `kb/related`: a chunk of a note, its score (0..1) and why."""
 
@@ -66,7 +75,10 @@ class Hit(_InRoot, frozen=True):
     score: float
     signals: Signals = Signals()
     reasons: list[str] = []
+    #: `groupByFile`: how many other sections of the note matched.
     more: int = 0
+    #: `groupByFile`: the best of them (at most 10), best first.
+    sections: list[Section] = []
 
 
 class _Health(_Wire, frozen=True):

@@ -17,12 +17,12 @@ from kbls.config import SearchConfig
 from kbls.indexing.embed import Embedder
 from kbls.limits import Mode
 from kbls.query.filters import Filters
-from kbls.query.syntax import ParsedQuery, query_terms
-from kbls.results import Hit, Signals
+from kbls.query.syntax import ParsedQuery
+from kbls.results import Hit, Section, Signals
 from kbls.retrieval.fusion import Weights, lexical_confidence, semantic_confidence
 from kbls.retrieval.lexical import LexicalRanker
 from kbls.retrieval.rerank import Reranker
-from kbls.retrieval.snippet import make_snippet
+from kbls.retrieval.snippet import Term, make_snippet, snippet_terms
 from kbls.retrieval.vectors import VectorIndex
 from kbls.storage.records import ChunkRow
 from kbls.storage.store import Store
@@ -32,6 +32,9 @@ CANDIDATES_PER_HIT = 5
 MIN_CANDIDATES = 50
 #: hits of an answer whose best hit passed the floor are kept down to this share of the floor.
 TAIL_SHARE = 0.5
+#: with group_by_file: the other sections of a note listed with its hit (`Hit.sections`), so a
+#: picker can expand a note in place; `Hit.more` counts them all.
+MAX_SECTIONS = 10
 
 
 @dataclass(slots=True)
@@ -85,7 +88,7 @@ class HybridSearcher:
         reranked = self.reranker.enabled and bool(kept)
         if reranked:
             kept = self._rerank(parsed.text, kept)
-        terms = query_terms(parsed.text)
+        terms = snippet_terms(parsed.text)
         if not group_by_file:
             return [self._hit(s, s.score, 0, terms) for s in kept[:limit]]
         return self._by_file(kept, mode if not reranked else None, limit, terms)
@@ -164,31 +167,38 @@ class HybridSearcher:
         ranked = sorted(((rowid, score_of[e]) for e, rowid in pairs), key=lambda p: (-p[1], p[0]))
         return ranked[:wanted]
 
-    def _by_file(self, kept: list[Scored], mode: Mode | None, limit: int, terms: list[str]) -> list[Hit]:
-        """One hit per note: its best chunk shown, scored by the note's best value of each signal
-        (its title may match the words, another section the meaning) in hybrid mode, else (one
-        signal, or a reranker's order: mode None) by its best chunk. Equal scores go to the note
-        closer in meaning (its best cosine)."""
-        best: dict[str, Scored] = {}
-        semantic: dict[str, float] = {}
-        lexical: dict[str, float] = {}
-        closest: dict[str, float] = {}
-        count: dict[str, int] = {}
+    def _by_file(self, kept: list[Scored], mode: Mode | None, limit: int, terms: list[Term]) -> list[Hit]:
+        """One hit per note: its best chunk shown, its other matching chunks as its `sections`,
+        scored by `note_score`. Equal scores go to the note closer in meaning (its best cosine)."""
+        notes: dict[str, list[Scored]] = {}
         for s in kept:  # best first
-            path = s.row.path
-            best.setdefault(path, s)
-            semantic[path] = max(semantic.get(path, 0.0), s.semantic)
-            lexical[path] = max(lexical.get(path, 0.0), s.lexical)
-            closest[path] = max(closest.get(path, 0.0), s.cosine)
-            count[path] = count.get(path, 0) + 1
-        if mode == Mode.HYBRID:
-            note_score = {p: self.weights.fuse(semantic[p], lexical[p]) for p in best}
-        else:
-            note_score = {p: s.score for p, s in best.items()}
-        order = sorted(best, key=lambda p: (-note_score[p], -closest[p], best[p].row.id))[:limit]
-        return [self._hit(best[p], note_score[p], count[p] - 1, terms) for p in order]
+            notes.setdefault(s.row.path, []).append(s)
+        score = {path: self.note_score(sections, mode) for path, sections in notes.items()}
+        closest = {path: max(s.cosine for s in sections) for path, sections in notes.items()}
+        order = sorted(notes, key=lambda p: (-score[p], -closest[p], notes[p][0].row.id))[:limit]
+        return [self._note_hit(notes[p], score[p], terms) for p in order]
 
-    def _hit(self, scored: Scored, score: float, more: int, terms: list[str]) -> Hit:
+    def note_score(self, sections: list[Scored], mode: Mode | None) -> float:
+        """A note's score from its matching `sections` (best first), the one place it is made:
+        in hybrid mode the note's best value of each signal fused (its title may match the
+        words, another section the meaning); with one signal, or a reranker's order (mode
+        None), its best section's score."""
+        if mode == Mode.HYBRID:
+            return self.weights.fuse(max(s.semantic for s in sections), max(s.lexical for s in sections))
+        return sections[0].score
+
+    def _note_hit(self, sections: list[Scored], score: float, terms: list[Term]) -> Hit:
+        hit = self._hit(sections[0], score, len(sections) - 1, terms)
+        hit.sections = [
+            Section(
+                start_line=s.row.start_line, end_line=s.row.end_line, breadcrumb=s.row.breadcrumb,
+                snippet=make_snippet(s.row.body, terms), score=round(float(s.score), 4),
+            )
+            for s in sections[1 : 1 + MAX_SECTIONS]
+        ]
+        return hit
+
+    def _hit(self, scored: Scored, score: float, more: int, terms: list[Term]) -> Hit:
         row = scored.row
         return Hit(
             path=row.path, start_line=row.start_line, end_line=row.end_line,

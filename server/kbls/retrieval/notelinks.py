@@ -3,8 +3,10 @@
 Completion ranks notes for the link being typed by a blend of how well a name (title, alias,
 file name, path) starts with what was typed and how near the note's best section is, by
 meaning, to the paragraph around the cursor: with nothing typed, meaning alone (a paragraph
-about a topic finds its note though no word is shared); once something is typed, only notes a
-name of which starts with it (or has a word that does) stay. Each suggestion carries the text
+about a topic finds its note though no word is shared), or every note by title when none is
+near (a note below `MEANING_FLOOR` is not near: it is not offered for its meaning, and its
+meaning adds nothing to a name's match); once something is typed, only notes a name of which
+starts with it (or has a word that does) stay. Each suggestion carries the text
 to insert in the workspace's link style (`kbls.retrieval.links`), a breadcrumb and a snippet.
 """
 
@@ -33,6 +35,7 @@ from kbls.retrieval.links import (
     wiki_insert,
 )
 from kbls.retrieval.linksyntax import LinkKind, LinkRef, TypedLink, link_label, markdown_path
+from kbls.retrieval.related import RELATED_MIN_SIMILARITY
 from kbls.retrieval.snippet import make_snippet
 from kbls.retrieval.vectors import VectorIndex
 from kbls.storage.store import Store
@@ -44,6 +47,9 @@ MEANING_CANDIDATES = 200
 #: the blend: a name that starts with what was typed, and nearness in meaning (cosine).
 NAME_WEIGHT = 0.5
 MEANING_WEIGHT = 0.5
+#: a note whose nearest section is less similar than this to the paragraph is not near in
+#: meaning: it is neither offered nor ranked for it (the related notes' floor, one scale).
+MEANING_FLOOR = RELATED_MIN_SIMILARITY
 #: the workspace's link style is learned again after this many seconds.
 STYLE_TTL_S = 30.0
 #: paragraphs whose nearest notes are kept: typing after `[[` leaves the paragraph unchanged,
@@ -154,13 +160,14 @@ class NoteLinks:
     def suggest(self, source: str, query: LinkQuery) -> list[LinkSuggestion]:
         """Notes for the link being typed in the note at `source`, best first; never itself."""
         catalogue = self.catalogue()
-        meaning = self._meaning(query.context, catalogue.version) if query.context.strip() else {}
+        nearest = self._meaning(query.context, catalogue.version) if query.context.strip() else {}
+        meaning = {file_id: near for file_id, near in nearest.items() if near[0] >= MEANING_FLOOR}
         scored: list[tuple[float, Note, str | None]] = []
         if query.typed.strip():
             for path, (match, kind) in catalogue.name_matches(query.typed).items():
                 note = catalogue.by_path[path]
                 near = meaning.get(note.id)
-                scored.append((NAME_WEIGHT * match + MEANING_WEIGHT * max(near[0] if near else 0.0, 0.0), note, kind))
+                scored.append((NAME_WEIGHT * match + MEANING_WEIGHT * (near[0] if near else 0.0), note, kind))
         elif meaning:
             by_id = {note.id: note for note in catalogue.notes}
             scored = [(near, by_id[file_id], None) for file_id, (near, _) in meaning.items() if file_id in by_id]

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
+from kbls.indexing.chunk import BREADCRUMB_SEP
 from kbls.notepath import file_stem
 from kbls.query.filters import Filters
 from kbls.results import Hit
@@ -26,8 +27,26 @@ TAG_BONUS = 0.05
 class _Candidate:
     rowid: int
     similarity: float = 0.0
+    title: str = ""
     section: str = ""
     reasons: list[str] = field(default_factory=list)
+
+
+def section_of(title: str, breadcrumb: str) -> str:
+    """The breadcrumb below the note's title: `Title > Setup > Final steps` -> `Setup > Final
+    steps`; "" for the note's opening section."""
+    crumbs = [c.strip() for c in breadcrumb.split(BREADCRUMB_SEP.strip())] if breadcrumb else []
+    if crumbs and crumbs[0] == title.strip():
+        crumbs = crumbs[1:]
+    return BREADCRUMB_SEP.join(c for c in crumbs if c)
+
+
+def similarity_reason(title: str, breadcrumb: str) -> str:
+    """Why a note is related by meaning, naming only what its title does not: the section
+    nearest in meaning (`similar to § Final steps`), or `similar in meaning` for its opening.
+    The score is the hit's own, shown beside it."""
+    section = section_of(title, breadcrumb)
+    return f"similar to § {section}" if section else "similar in meaning"
 
 
 def related_notes(store: Store, vectors: VectorIndex, root: Path, rel: str, line: int | None, limit: int) -> list[Hit]:
@@ -60,7 +79,7 @@ def related_notes(store: Store, vectors: VectorIndex, root: Path, rel: str, line
                     continue
                 best = candidates.get(row.file_id)
                 if best is None or score > best.similarity:
-                    candidates[row.file_id] = _Candidate(rowid, score, row.breadcrumb)
+                    candidates[row.file_id] = _Candidate(rowid, score, row.title, row.breadcrumb)
     outgoing = store.outgoing_links(file_id)
     # a markdown link may leave out `.md`, as definition reads it (`LinkResolver.resolve`)
     paths = [t for k, t in outgoing if k == "path"]
@@ -80,7 +99,7 @@ def related_notes(store: Store, vectors: VectorIndex, root: Path, rel: str, line
         reasons = []
         score = cand.similarity
         if cand.similarity > 0:
-            reasons.append(f"similar to § {cand.section} ({cand.similarity:.2f})")
+            reasons.append(similarity_reason(cand.title, cand.section))
         if other in links_to:
             score += LINK_BONUS
             reasons.append("linked from here")

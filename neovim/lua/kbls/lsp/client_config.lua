@@ -28,6 +28,9 @@ local function base()
     cmd = opts.cmd,
     cmd_env = opts.cmd_env,
     init_options = init_options(),
+    -- Read by the server through workspace/configuration. `K` is a deliberate request, so the
+    -- hover answers in prose too (VS Code's mouse hover answers on headings and links only).
+    settings = { kbls = { hover = { prose = true } } },
     handlers = { [contract.methods.index_status] = index_status.handler },
     on_exit = function(_, _, client_id)
       index_status.forget(client_id)
