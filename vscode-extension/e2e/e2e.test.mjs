@@ -31,6 +31,8 @@ import {
   runCommand,
   openFile,
   quickInputFocused,
+  goToLine,
+  typeLinkAfter,
 } from "./workbench.mjs";
 
 const require = createRequire(import.meta.url);
@@ -434,22 +436,8 @@ test("KB commands in a real VS Code (code-server + Chromium)", { skip: skipReaso
   await t.test("typing [[ in a note offers notes; the first item's link is inserted", { timeout: 120000 }, async () => {
     await openFile(page, "diary.md");
     await goToLine(page, 1);
-    await page.keyboard.down("Control");
-    await page.keyboard.press("End");
-    await page.keyboard.up("Control");
-    await page.keyboard.press("Enter");
-    await page.keyboard.type("Before the trip I must remember to feed the jar of wild yeast with flour, see ", { delay: 5 });
-    await page.keyboard.type("[[", { delay: 150 });
-    const first = await until("the suggest widget with notes", async () => {
-      return page.evaluate(() => {
-        // The widget is position: fixed (no offsetParent): its box says whether it shows.
-        const w = [...document.querySelectorAll(".editor-widget.suggest-widget.visible")].find((e) => e.getBoundingClientRect().height > 0);
-        const row = w?.querySelector(".monaco-list-row");
-        if (!row) return null;
-        const label = row.querySelector(".label-name")?.textContent ?? row.innerText;
-        return { label: label.replace(/\u00a0/g, " ").trim(), rows: [...w.querySelectorAll(".monaco-list-row")].map((r) => r.innerText.replace(/\s+/g, " ").trim()) };
-      });
-    }, 30000).catch(async (e) => {
+    const paragraph = "Before the trip I must remember to feed the jar of wild yeast with flour, see ";
+    const first = await typeLinkAfter(page, paragraph).catch(async (e) => {
       await screenshot("completion-timeout");
       throw e;
     });
@@ -558,22 +546,6 @@ async function relatedView(page) {
     }
     return null;
   });
-}
-
-/** Ctrl+G: puts the cursor at the start of a 1-based line of the active editor. */
-async function goToLine(page, line) {
-  await page.keyboard.press("Escape");
-  await page.keyboard.down("Control");
-  await page.keyboard.press("KeyG");
-  await page.keyboard.up("Control");
-  await page.waitForSelector(".quick-input-widget .quick-input-box input", { visible: true });
-  await quickInputFocused(page);
-  await page.keyboard.type(String(line), { delay: 10 });
-  await page.keyboard.press("Enter");
-  await until(`the cursor on line ${line}`, async () => {
-    const ln = (await statusBarTexts(page)).find((s) => /Ln \d+, Col \d+/.test(s));
-    return ln && new RegExp(`Ln ${line},`).test(ln);
-  }, 10000);
 }
 
 /** A crop around several elements together (the first visible of each selector). */

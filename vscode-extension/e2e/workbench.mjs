@@ -359,15 +359,20 @@ export async function runCommand(page, label, screenshot) {
   await page.keyboard.press("Enter");
 }
 
-/** Opens a file with Quick Open (Ctrl+P). */
-export async function openFile(page, name) {
+/** Ctrl+`key` (Quick Open, Go to Line) and `text` typed into the quick input once it has the focus. */
+async function typeInQuickInput(page, key, text) {
   await page.keyboard.press("Escape");
   await page.keyboard.down("Control");
-  await page.keyboard.press("KeyP");
+  await page.keyboard.press(key);
   await page.keyboard.up("Control");
   await page.waitForSelector(".quick-input-widget .quick-input-box input", { visible: true });
   await quickInputFocused(page);
-  await page.keyboard.type(name, { delay: 10 });
+  await page.keyboard.type(text, { delay: 10 });
+}
+
+/** Opens a file with Quick Open (Ctrl+P). */
+export async function openFile(page, name) {
+  await typeInQuickInput(page, "KeyP", name);
   await until(`${name} in Quick Open`, async () => {
     const rows = await quickPickRows(page);
     return rows.length > 0 && rows[0].includes(name);
@@ -378,4 +383,40 @@ export async function openFile(page, name) {
     return t.includes(name);
   }, 20000);
   await sleep(500);
+}
+
+/** Ctrl+G: puts the cursor at the start of a 1-based line of the active editor. */
+export async function goToLine(page, line) {
+  await typeInQuickInput(page, "KeyG", String(line));
+  await page.keyboard.press("Enter");
+  await until(`the cursor on line ${line}`, async () => {
+    const ln = (await statusBarTexts(page)).find((s) => /Ln \d+, Col \d+/.test(s));
+    return ln && new RegExp(`Ln ${line},`).test(ln);
+  }, 10000);
+}
+
+/** The suggest widget's first label and every row, once it shows items; null before. */
+export async function suggestions(page) {
+  return page.evaluate(() => {
+    // The widget is position: fixed (no offsetParent): its box says whether it shows.
+    const w = [...document.querySelectorAll(".editor-widget.suggest-widget.visible")].find((e) => e.getBoundingClientRect().height > 0);
+    const row = w?.querySelector(".monaco-list-row");
+    if (!row) return null;
+    const label = row.querySelector(".label-name")?.textContent ?? row.innerText;
+    return { label: label.replace(/\u00a0/g, " ").trim(), rows: [...w.querySelectorAll(".monaco-list-row")].map((r) => r.innerText.replace(/\s+/g, " ").trim()) };
+  });
+}
+
+/**
+ * A new last line of the active editor: `paragraph`, then `[[` typed as a user types it; the
+ * suggest widget's items once they show (`suggestions`), or an error after 30 s.
+ */
+export async function typeLinkAfter(page, paragraph) {
+  await page.keyboard.down("Control");
+  await page.keyboard.press("End");
+  await page.keyboard.up("Control");
+  await page.keyboard.press("Enter");
+  await page.keyboard.type(paragraph, { delay: 5 });
+  await page.keyboard.type("[[", { delay: 150 });
+  return until("the suggest widget with notes", () => suggestions(page), 30000);
 }
