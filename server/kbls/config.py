@@ -111,6 +111,8 @@ class DiagnosticsConfig(msgspec.Struct, kw_only=True, frozen=True, forbid_unknow
     ambiguous: Severity = "warning"
     #: a markdown link whose path leaves the root (or a symlink that leads out of it).
     outside_root: Severity = "warning"
+    #: another note's title or alias written in plain text, not linked (the code action offers the link).
+    unlinked_mention: Severity = "off"
 
 
 #: Text files of code projects that match `**/*.txt` or `**/*.rst` but are not notes.

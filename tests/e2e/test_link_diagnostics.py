@@ -71,14 +71,17 @@ def _problems(diagnostics: list[dict[str, Any]], text: str) -> set[tuple[int, st
     return out
 
 
-def _actions(session: LspSession, uri: str, line: int, character: int) -> list[types.CodeAction]:
+def _actions(
+    session: LspSession, uri: str, line: int, character: int, kind: types.CodeActionKind = types.CodeActionKind.QuickFix
+) -> list[types.CodeAction]:
+    """The code actions of `kind` at the position (the others the server offers are left out)."""
     at = types.Position(line, character)
     params = types.CodeActionParams(
         text_document=types.TextDocumentIdentifier(uri), range=types.Range(at, at),
         context=types.CodeActionContext(diagnostics=[]),
     )
     result: Any = session._run(session.client.text_document_code_action_async(params))
-    return [a for a in result or [] if isinstance(a, types.CodeAction)]
+    return [a for a in result or [] if isinstance(a, types.CodeAction) and a.kind == kind]
 
 
 def _new_text(action: types.CodeAction) -> str:
@@ -157,6 +160,24 @@ def test_a_missing_heading_is_fixed_by_the_nearest_heading(pushed: LspSession, v
     assert _new_text(actions[0]) == "[[Café plans#Budget]]"
 
 
+def test_a_paragraph_naming_notes_in_plain_text_is_offered_their_links(pushed: LspSession, vault: Path) -> None:
+    uri = _open(pushed, vault / JOURNAL, JOURNAL_TEXT)
+    actions = _actions(pushed, uri, LINE_OF["mention"], 3, types.CodeActionKind.RefactorRewrite)
+    named = {a.title: _new_text_of_changes(a) for a in actions if a.title.startswith("Link ")}
+    assert named == {
+        'Link "pizza dough" to "Pizza dough"': "[[pizza dough]]",
+        'Link "Ada Lovelace" to "Ada Lovelace"': "[[Ada Lovelace]]",
+    }
+    # never the note the paragraph links already
+    assert not any("Pancakes" in a.title for a in actions)
+
+
+def _new_text_of_changes(action: types.CodeAction) -> str:
+    assert action.edit is not None and action.edit.changes
+    (edits,) = action.edit.changes.values()
+    return edits[0].new_text
+
+
 def test_a_link_that_works_gets_no_action(pushed: LspSession, vault: Path) -> None:
     uri = _open(pushed, vault / JOURNAL, JOURNAL_TEXT)
     line = LINE_OF["spaced"]
@@ -167,7 +188,7 @@ def test_a_client_that_pulls_gets_the_same_problems_with_its_severities(
     vault: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     pulls = types.TextDocumentClientCapabilities(diagnostic=types.DiagnosticClientCapabilities())
-    options = {"diagnostics": {"ambiguous": "off", "missingNote": "error"}}
+    options = {"diagnostics": {"ambiguous": "off", "missingNote": "error", "unlinkedMention": "hint"}}
     with LspSession(
         [vault], tmp_path_factory.mktemp("pull-logs"), text_document=pulls, init_options=options, diagnostic_refresh=True
     ) as s:
@@ -185,7 +206,14 @@ def test_a_client_that_pulls_gets_the_same_problems_with_its_severities(
             (line, code, types.DiagnosticSeverity.Error if code == "missing_note" else types.DiagnosticSeverity.Warning)
             for line, code, _ in EXPECTED if code != "ambiguous"
         }
+        # the optional hint: notes named in plain text (Pancakes is linked there already)
+        hint = types.DiagnosticSeverity.Hint
+        expected |= {(LINE_OF["mention"], "unlinked_mention", hint)}
         assert found == expected
+        hints = sorted(d.message for d in report.items if d.code == "unlinked_mention")
+        assert hints == [
+            '"Ada Lovelace" names the note "Ada Lovelace": link it?', '"pizza dough" names the note "Pizza dough": link it?'
+        ]
         assert s.diagnostics(uri) is None  # nothing pushed to a client that pulls
         # a note saved elsewhere: once indexed, the client is told to pull again
         before = s.refreshes

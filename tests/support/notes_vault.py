@@ -79,10 +79,12 @@ Out: [secret](../../outside.md), gone: [old](../archive/old.md), [[#Summer journ
 ```
 
 Inline `[[not a link either]]` #baking
+
+Sunday: pizza dough again, with Ada Lovelace's notes and [[Pancakes]] for breakfast.
 """
 #: line of each link in `JOURNAL_TEXT`.
 LINE_OF = {
-    "plans": 2, "ada": 3, "index": 3, "sourdough": 4, "focaccia": 5, "spaced": 6, "out": 7,
+    "plans": 2, "ada": 3, "index": 3, "sourdough": 4, "focaccia": 5, "spaced": 6, "out": 7, "mention": 15,
 }
 
 

@@ -1,7 +1,8 @@
 """Quick fixes for the links under the cursor or selection (`textDocument/codeAction`): for a
 link to no note, "did you mean" — the notes nearest in title and meaning, each rewriting the
 link — and creating the note (`kbls.editing.newnote`); for an ambiguous name, the link rewritten
-to name each of its notes alone; for a missing heading, the note's headings most alike it.
+to name each of its notes alone; for a missing heading, the note's headings most alike it. And
+(`refactor.rewrite`) the paragraph's unlinked mentions (`kbls.lsp.mentions`).
 
 Each fix is computed from the document's text, not from the diagnostics the client sends back,
 so a client that shows no diagnostics still gets them. Creating a note needs a client that can
@@ -20,6 +21,7 @@ from pygls.workspace.position_codec import ServerTextPosition, ServerTextRange
 
 from kbls.editing.checks import LinkFixes
 from kbls.editing.linkcheck import Problem
+from kbls.lsp import mentions
 from kbls.lsp.uris import file_uri, open_document
 from kbls.retrieval.linksyntax import LinkRef, links_in
 
@@ -35,7 +37,9 @@ MAX_FIXED_LINKS = 5
 def register(server: KblsServer) -> None:
     server.feature(
         types.TEXT_DOCUMENT_CODE_ACTION,
-        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix], resolve_provider=False),
+        types.CodeActionOptions(
+            code_action_kinds=[types.CodeActionKind.QuickFix, types.CodeActionKind.RefactorRewrite], resolve_provider=False
+        ),
     )(code_action)
 
 
@@ -44,20 +48,30 @@ async def code_action(ls: KblsServer, params: types.CodeActionParams) -> list[ty
     if opened is None:
         return None
     document, path = opened
-    wanted = params.context.only
-    if wanted and not any(types.CodeActionKind.QuickFix.value.startswith(kind) for kind in wanted):
-        return []
     raw = list(document.lines)
     lines = [line.rstrip("\r\n") for line in raw]
     actions: list[types.CodeAction] = []
+    if _wanted(params, types.CodeActionKind.RefactorRewrite) and params.range.start.line < len(lines):
+        # asked by a keystroke (not the lightbulb's every cursor move): also by meaning
+        invoked = params.context.trigger_kind != types.CodeActionTriggerKind.Automatic
+        actions += await mentions.actions(ls, document, path, raw, lines, params.range.start.line, invoked)
+    if not _wanted(params, types.CodeActionKind.QuickFix):
+        return actions
+    fixed: list[types.CodeAction] = []
     for ref in links_under(document, raw, lines, params.range)[:MAX_FIXED_LINKS]:
         try:
             fixes: LinkFixes = await ls.call(ls.query_pool, ls.daemon.link_fixes, path, ref, lines)
         except JsonRpcException as exc:
             log.debug("no fixes for %s: %s", document.uri, exc)
             return None
-        actions.extend(fix_actions(ls, document, raw, ref, fixes, list(params.context.diagnostics)))
-    return actions
+        fixed.extend(fix_actions(ls, document, raw, ref, fixes, list(params.context.diagnostics)))
+    return fixed + actions
+
+
+def _wanted(params: types.CodeActionParams, kind: types.CodeActionKind) -> bool:
+    """The client asks for actions of `kind` (no `only`: every kind)."""
+    only = params.context.only
+    return not only or any(kind.value == asked or kind.value.startswith(f"{asked}.") for asked in only)
 
 
 def links_under(document: TextDocument, raw: list[str], lines: list[str], where: types.Range) -> list[LinkRef]:

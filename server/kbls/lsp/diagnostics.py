@@ -27,6 +27,8 @@ from kbls.config import DiagnosticsConfig, Severity
 from kbls.daemon.answers import IndexState
 from kbls.editing.checks import LinkReport
 from kbls.editing.linkcheck import LinkProblem
+from kbls.engine import Engine
+from kbls.lsp import mentions
 from kbls.lsp.featurestate import state_of
 from kbls.lsp.uris import client_uri, file_uri
 
@@ -167,10 +169,18 @@ async def diagnostics_of(ls: KblsServer, document: TextDocument) -> list[types.D
     lines = [line.rstrip("\r\n") for line in raw]
     try:
         report: LinkReport = await ls.call(ls.query_pool, ls.daemon.check_links, path, lines)
+        found = to_diagnostics(report, document, raw)
+        hint = _SEVERITIES.get(report.severities.unlinked_mention)
+        if hint is not None:
+
+            def ask(engine: Engine, rel: str) -> list[types.Diagnostic]:
+                return mentions.hint_diagnostics(engine, rel, document, raw, lines, hint)
+
+            found += (await ls.call(ls.query_pool, ls.daemon.in_root, path, ask)).answer
     except JsonRpcException as exc:
         log.debug("no diagnostics for %s: %s", document.uri, exc)
         return None
-    return to_diagnostics(report, document, raw)
+    return found
 
 
 def to_diagnostics(report: LinkReport, document: TextDocument, raw: list[str]) -> list[types.Diagnostic]:
