@@ -79,6 +79,8 @@ def _show_hits(args: argparse.Namespace, hits: Sequence[Hit]) -> None:
         print(f"{i:2}. {hit.path}:{hit.start_line + 1}-{hit.end_line + 1}  {hit.breadcrumb}  [{hit.score:.2f}]{reasons}")
         if hit.snippet:
             print(f"    {hit.snippet}")
+        if hit.explain is not None:
+            print(f"    {hit.explain.describe()}")
 
 
 def _daemon_root(args: argparse.Namespace) -> dict[str, Any]:
@@ -90,14 +92,17 @@ def cmd_search(args: argparse.Namespace) -> int:
     from kbls.userdaemon import client, queries
 
     query = queries.SearchQuery(
-        **_daemon_root(args), query=args.query, limit=args.limit, mode=args.mode, group_by_file=args.group_by_file
+        **_daemon_root(args), query=args.query, limit=args.limit, mode=args.mode, group_by_file=args.group_by_file,
+        explain=args.explain,
     )
     reply = client.ask(queries.SEARCH, query, queries.SearchReply)  # a running daemon's warm engine
     if reply is not None:
         hits, empty_store, root = reply.hits, reply.empty_store, Path(args.root).resolve()
     else:
         with _engine(args, read_only=True) as engine:
-            result = engine.search(args.query, limit=args.limit, mode=args.mode, group_by_file=args.group_by_file)
+            result = engine.search(
+                args.query, limit=args.limit, mode=args.mode, group_by_file=args.group_by_file, explain=args.explain
+            )
             hits, empty_store, root = result.hits, not result.hits and engine.store.counts().files == 0, engine.root
     _show_hits(args, hits)
     if not args.json:
@@ -234,6 +239,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--limit", type=int, default=None)
     p.add_argument("--mode", choices=("hybrid", "semantic", "lexical"), default=None)
     p.add_argument("--group-by-file", action="store_true", help="one hit per file")
+    p.add_argument("--explain", action="store_true", help="show each signal's score and weight behind each hit")
     p.set_defaults(func=cmd_search)
 
     p = sub.add_parser("related", help="notes related to FILE (or the section at FILE:LINE, 1-based)")

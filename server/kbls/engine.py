@@ -137,8 +137,10 @@ class Engine:
         mode: Mode | str | None = None,
         filters: Filters | None = None,
         group_by_file: bool = False,
+        explain: bool = False,
     ) -> SearchResult:
-        """Hits for `query` (which may carry `tag:`, `path:`, `type:` terms), best first."""
+        """Hits for `query` (which may carry `tag:`, `path:`, `type:` terms), best first; with
+        `explain`, each hit carries each signal's score and weight (`Hit.explain`)."""
         started = time.perf_counter()
         limit = self.config.search.limit if limit is None else limit
         try:
@@ -149,7 +151,7 @@ class Engine:
         parsed = parse_query(query, filters)
         if chosen != Mode.LEXICAL and not self.semantic_ready():
             chosen = Mode.LEXICAL
-        hits = self.searcher.search(parsed, limit, chosen, group_by_file)
+        hits = self.searcher.search(parsed, limit, chosen, group_by_file, explain)
         return SearchResult(hits, chosen, (time.perf_counter() - started) * 1000)
 
     def related(self, path: Path, line: int | None = None, *, limit: int = 10) -> list[Hit]:

@@ -22,6 +22,37 @@ class Section(msgspec.Struct, kw_only=True, frozen=True):
     score: float
 
 
+class Explain(msgspec.Struct, frozen=True, kw_only=True):
+    """Why a hit ranked where it did (`kbls search --explain`, `kb/search` `explain`): each
+    signal's evidence (0..1) and its weight for this query; score = semantic × semantic_weight
+    + lexical × lexical_weight + the note's further sections' share (`sections`)."""
+
+    semantic: float
+    semantic_weight: float
+    lexical: float
+    lexical_weight: float
+    #: the raw cosine similarity to the query (None: not measured, lexical mode).
+    cosine: float | None = None
+    #: IDF-weighted share of the query's content words the hit holds (None: semantic mode).
+    coverage: float | None = None
+    #: the hit's BM25 relative to the query's best (None: no lexical match).
+    bm25_share: float | None = None
+    #: with group_by_file: what the note's other matching sections added to its score.
+    sections: float = 0.0
+
+    def describe(self) -> str:
+        """One line for a person: `semantic 0.62 × 0.75 + lexical 0.40 × 0.25 (cosine 0.47, …)`."""
+        parts = [
+            f"semantic {self.semantic:.2f} × {self.semantic_weight:.2f}",
+            f"lexical {self.lexical:.2f} × {self.lexical_weight:.2f}",
+        ]
+        if self.sections:
+            parts.append(f"other sections {self.sections:.3f}")
+        measured = (("cosine", self.cosine), ("coverage", self.coverage), ("bm25 share", self.bm25_share))
+        raw = [f"{name} {value:.2f}" for name, value in measured if value is not None]
+        return " + ".join(parts) + (f"  ({', '.join(raw)})" if raw else "")
+
+
 class Hit(msgspec.Struct, kw_only=True):
     path: str  # posix, relative to the root
     start_line: int  # 0-based, inclusive
@@ -37,6 +68,8 @@ class Hit(msgspec.Struct, kw_only=True):
     #: with group_by_file: the best of those (`MAX_SECTIONS`), best first.
     sections: list[Section] = msgspec.field(default_factory=list)
     root: str = ""  # absolute root path; filled by the engine
+    #: each signal's score and weight, when asked for (`explain`).
+    explain: Explain | None = None
 
 
 class Skipped(msgspec.Struct, frozen=True):

@@ -75,6 +75,18 @@ def test_search_filters_param_and_group_by_file(shared: LspSession) -> None:
     assert set(paths) <= {"rust/ownership.md", "rust/borrowing.md"}
 
 
+def test_search_explains_each_hit_only_when_asked(shared: LspSession) -> None:
+    """`explain`: each signal's score and weight, in the wire's camelCase, adding up to the score."""
+    raw = shared.request("kb/search", {"query": "ownership", "explain": True, "groupByFile": True})
+    first = raw["hits"][0]["explain"]
+    assert {"semantic", "semanticWeight", "lexical", "lexicalWeight", "cosine", "coverage", "bm25Share", "sections"} <= set(first)
+    for hit in raw["hits"]:
+        e = hit["explain"]
+        made = e["semantic"] * e["semanticWeight"] + e["lexical"] * e["lexicalWeight"] + e["sections"]
+        assert abs(made - hit["score"]) < 2e-3, hit
+    assert all(hit.explain is None for hit in shared.search("ownership").hits)
+
+
 def test_related_never_lists_the_note_itself(shared: LspSession, module_workspace: Path) -> None:
     uri = (module_workspace / "rust" / "borrowing.md").as_uri()
     result = shared.request("kb/related", {"uri": uri, "position": {"line": 10, "character": 0}})

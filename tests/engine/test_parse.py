@@ -272,7 +272,8 @@ def test_frontmatter_closing_past_2000_lines_is_body() -> None:
     text = "---\n" + "line\n" * 2100 + "---\n# After\n"
     note = parse_note("far.md", text)
     assert note.warning and "no closing" in note.warning
-    assert note.title == "After"
+    # The lines are body, so the H1 after them is a section, not the title that opens the note.
+    assert note.title == "far" and note.sections[-1].headings == ["After"]
 
 
 def test_frontmatter_that_yaml_cannot_build_is_ignored_and_the_body_parsed() -> None:
@@ -351,3 +352,67 @@ def test_a_note_of_front_matter_only_is_found_by_title_alias_and_tag(
         hits = engine.search(query, mode="lexical" if query != "tag:trip" else "hybrid").hits
         assert [h.path for h in hits][:1] == ["gear.md"], (query, hits)
         assert (hits[0].start_line, hits[0].end_line) == (0, 4)
+
+
+def test_a_note_without_an_opening_h1_takes_its_title_from_its_file_name() -> None:
+    """A vault that names pages by file (SilverBullet, Obsidian): a page tag line and the page's
+    opening text come first, its `# …` headings are sections."""
+    note = parse_note("Space Lua/Aggregator Pages.md", _md("""
+        ---
+        tags: glossary
+        ---
+        #getting-started #guide
+
+        An aggregator page collects items from across your space.
+
+        # The pattern
+        Three moving parts.
+        """))
+    assert note.title == "Aggregator Pages" and note.title_from_name
+    assert [s.headings for s in note.sections] == [[], ["The pattern"]]
+    assert "getting-started" in note.tags
+
+
+def test_an_h1_after_page_tags_only_is_still_the_title() -> None:
+    note = parse_note("n.md", "#rust #notes\n\n# Ownership\nMoves and borrows.\n")
+    assert note.title == "Ownership" and not note.title_from_name
+
+
+def _body(note_text: str, path: str = "t.md") -> str:
+    note = parse_note(path, note_text)
+    return "\n".join(b.text for s in note.sections for b in s.blocks)
+
+
+def test_template_markup_is_out_of_the_indexed_text_and_its_words_stay() -> None:
+    text = _md("""
+        # Exporters
+
+        {{< tabpane text=true >}}
+        {{% tab "Linux/macOS" %}}
+        Set the endpoint with {{% param vers %}} and `OTEL_EXPORTER_OTLP_ENDPOINT`.
+        {{% /tab %}}
+        {{< /tabpane >}}
+
+        {{% config_option name="otel.javaagent.logging" %}} Where the agent logs. {{% /config_option %}}
+
+        A {% include note.html %} Liquid tag and a {{ site.title }} expression.
+
+        ```sh
+        curl -O otelcol_{{% param vers %}}_linux_amd64.tar.gz
+        helm set image={{ .Values.image }}
+        ```
+        """)
+    body = _body(text)
+    for noise in ("tabpane", "text=true", "param vers", "config_option", "include", "site.title", "{{%"):
+        assert noise not in body, noise
+    for kept in ("Linux/macOS", "Set the endpoint with", "OTEL_EXPORTER_OTLP_ENDPOINT", "otel.javaagent.logging",
+                 "Where the agent logs.", "Liquid tag", "otelcol__linux_amd64", "{{ .Values.image }}"):
+        assert kept in body, kept
+
+
+def test_template_markup_keeps_line_ranges() -> None:
+    note = parse_note("t.md", "# T\n\n{{< figure\n  src=\"a.png\"\n  caption=\"The flow\" >}}\n\nAfter.\n")
+    blocks = [b for s in note.sections for b in s.blocks if not b.is_heading]
+    assert [(b.start_line, b.end_line) for b in blocks] == [(2, 4), (6, 6)]
+    assert blocks[0].text.strip() == "The flow" and blocks[0].text.count("\n") == 2
+

@@ -1,10 +1,14 @@
-"""Quality guard: `kbls eval` on both shared evaluation workspaces (../shared/eval beside the
-clone) must keep the retrieval quality issue 10 reached, and off-topic queries must find nothing.
+"""Quality guard: `kbls eval` on the shared evaluation workspaces (../shared/eval beside the
+clone: a book, personal notes, a wiki-linked vault) must keep the retrieval quality reached,
+every mode must stay at or above the naive baseline's figure where it reached it, and off-topic
+queries must find nothing. (The fourth set, otel-docs, is not guarded yet: it was not measured
+through kbls when the guard was written, docs/adr/0003-ranking.md.)
 
 Deterministic with the bundled model. Each workspace is indexed once per session into a
-temporary store: about 20 s (Rust by Example, 750 chunks) and 2 min (til, 4,400 chunks) on two
-idle cores, several times that on a loaded machine. Skipped, with the reason printed, where the
-shared set is absent.
+temporary store (module-scoped fixture: every test of a set reuses it) and evaluated once:
+about 20 s (Rust by Example, 750 chunks), 2 min (til, 4,400 chunks) and 40 s (pkm, 1,350
+chunks) on two idle cores, several times that on a loaded machine. Skipped, with the reason
+printed, where the shared set is absent.
 """
 
 from __future__ import annotations
@@ -22,11 +26,21 @@ from kbls.indexing.embed import Embedder
 
 REPO = Path(__file__).resolve().parents[2]
 EVAL_DIR = Path(os.environ.get("KBLS_EVAL_DIR", REPO.parent / "shared" / "eval"))
-SETS = ("rust-by-example", "til")
+SETS = ("rust-by-example", "til", "pkm")
 #: hybrid nDCG@10 (graded, as `kbls eval` reports it) reached on 2026-12-01, minus 0.01.
-HYBRID_FLOOR = {"rust-by-example": 0.889 - 0.01, "til": 0.899 - 0.01}
+HYBRID_FLOOR = {"rust-by-example": 0.889 - 0.01, "til": 0.899 - 0.01, "pkm": 0.772 - 0.01}
+#: binary nDCG@10 of the naive baseline (../shared/eval/README.md) per mode, where kbls's same
+#: mode reached it: that mode must stay at or above it.
+BASELINE = {
+    "rust-by-example": {"lexical": 0.780, "semantic": 0.776, "hybrid": 0.842},
+    "til": {"lexical": 0.626, "semantic": 0.869, "hybrid": 0.759},
+    # hybrid 0.781 is under the baseline's 0.814 (not met): guarded from below, not against it
+    "pkm": {"lexical": 0.683, "semantic": 0.742},
+}
 #: of the 20 off-topic queries, at least this many must find nothing in each workspace.
 OFF_TOPIC_EMPTY = 18
+#: the off-topic queries of each set (pkm has its own: the others' ask about notes it holds).
+OFF_TOPIC = {"pkm": "pkm-off-topic.txt"}
 
 pytestmark = pytest.mark.quality
 
@@ -72,9 +86,17 @@ def test_hybrid_beats_both_single_modes(workspace, reports):
     assert ndcg["hybrid"] > max(ndcg["semantic"], ndcg["lexical"]), ndcg
 
 
+def test_every_mode_stays_at_or_above_the_naive_baseline(workspace, reports):
+    name, _ = workspace
+    binary = {m.mode: m.ndcg_binary for m in report_of(workspace, reports).modes}
+    below = {mode: (round(binary[mode], 3), floor) for mode, floor in BASELINE[name].items() if binary[mode] < floor}
+    assert not below, below
+
+
 def test_off_topic_queries_find_nothing(workspace):
-    _, engine = workspace
-    queries = [line.strip() for line in (EVAL_DIR / "off-topic-queries.txt").read_text().splitlines() if line.strip()]
+    name, engine = workspace
+    listed = EVAL_DIR / OFF_TOPIC.get(name, "off-topic-queries.txt")
+    queries = [line.strip() for line in listed.read_text().splitlines() if line.strip()]
     found = {q: [h.path for h in engine.search(q, limit=10).hits] for q in queries}
     empty = sum(1 for paths in found.values() if not paths)
     assert empty >= OFF_TOPIC_EMPTY, {q: p[:3] for q, p in found.items() if p}

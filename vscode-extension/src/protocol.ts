@@ -24,6 +24,18 @@ export interface Signals {
   lexical: number | null;
 }
 
+/** Why a hit ranked there (`kb/search` with `explain`): each signal's evidence and weight. */
+export interface Explain {
+  semantic: number;
+  semanticWeight: number;
+  lexical: number;
+  lexicalWeight: number;
+  cosine: number | null;
+  coverage: number | null;
+  bm25Share: number | null;
+  sections: number;
+}
+
 export interface Hit {
   uri: string;
   path: string;
@@ -36,6 +48,8 @@ export interface Hit {
   signals: Signals;
   reasons: string[];
   more: number;
+  /** Only when the request asked for it (`explain: true`); null or absent otherwise. */
+  explain?: Explain | null;
 }
 
 export interface IndexInfo {

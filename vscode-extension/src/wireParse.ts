@@ -7,6 +7,7 @@ import { INDEX_STATES, type IndexState } from "./limits";
 import type {
   Backlink,
   BacklinksResult,
+  Explain,
   FileProblem,
   Hit,
   IndexInfo,
@@ -107,6 +108,30 @@ const stringItem = (v: unknown, at: string): string => {
   return v;
 };
 
+function nullableNumber(o: Fields, key: string, at: string): number | null {
+  const v = o[key];
+  if (v === undefined || v === null) return null;
+  if (typeof v !== "number" || !Number.isFinite(v)) throw new WireError(`${at}.${key}`, "a number or null", v);
+  return v;
+}
+
+/** A hit's `explain`: kept only when sent (the server sends it, null, unless asked). */
+function explainField(o: Fields, at: string): { explain?: Explain | null } {
+  const v = o.explain;
+  if (v === undefined) return {};
+  if (v === null) return { explain: null };
+  const e = object(v, `${at}.explain`);
+  const where = `${at}.explain`;
+  return {
+    explain: {
+      semantic: number(e, "semantic", where), semanticWeight: number(e, "semanticWeight", where),
+      lexical: number(e, "lexical", where), lexicalWeight: number(e, "lexicalWeight", where),
+      cosine: nullableNumber(e, "cosine", where), coverage: nullableNumber(e, "coverage", where),
+      bm25Share: nullableNumber(e, "bm25Share", where), sections: e.sections === undefined ? 0 : number(e, "sections", where),
+    },
+  };
+}
+
 export function parseHit(value: unknown, at = "hit"): Hit {
   const o = object(value, at);
   return {
@@ -121,6 +146,7 @@ export function parseHit(value: unknown, at = "hit"): Hit {
     signals: parseSignals(o.signals, `${at}.signals`),
     reasons: array(o, "reasons", at, stringItem, []),
     more: integer(o, "more", at, 0),
+    ...explainField(o, at),
   };
 }
 

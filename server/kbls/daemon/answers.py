@@ -37,6 +37,8 @@ class SearchRequest:
     mode: Mode | None = None
     filters: Filters | None = None
     group_by_file: bool = False
+    #: each hit carries each signal's score and weight (`Hit.explain`).
+    explain: bool = False
 
 
 @dataclass(frozen=True)

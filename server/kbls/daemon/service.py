@@ -238,7 +238,7 @@ class Daemon:
         def search() -> list[Hit]:
             return root.engine.search(
                 request.query, limit=wanted, mode=request.mode, filters=request.filters,
-                group_by_file=request.group_by_file,
+                group_by_file=request.group_by_file, explain=request.explain,
             ).hits
 
         while True:

@@ -28,7 +28,9 @@ from kbls.indexing.parse import ParsedNote, Section
 #: 5: front matter scalars stay text (`title: 2024-01-05`, `title: No`); a note that is only
 #:    front matter gets one chunk (its title and aliases) over the front matter's lines.
 #: 6: the opening words are the preamble's only (none when a note starts with a section).
-CHUNKING_VERSION = 6
+#: 7: a markdown note's title is the H1 that opens it (else its file name, never a later H1 or
+#:    a `#tag` line); template markup (Hugo shortcodes, Liquid) is out of the indexed text.
+CHUNKING_VERSION = 7
 BREADCRUMB_SEP = " > "
 #: tiny sections merge only while the result stays under this share of the budget, so line
 #: ranges stay precise (measured on the eval set: 0.5 lifted semantic nDCG@10 0.787 -> 0.801).

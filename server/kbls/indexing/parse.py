@@ -21,6 +21,7 @@ import yaml
 from kbls.indexing.linkforms import MARKDOWN_LINK, URL_SCHEME, WIKI_LINK, destination
 from kbls.indexing.markdown import MarkdownStructure, SourceBlock, line_runs, parse_markdown
 from kbls.indexing.spans import note_spans
+from kbls.indexing.templates import has_templates, strip_templates
 from kbls.notepath import note_stem
 from kbls.storage.records import NoteSpans
 
@@ -226,11 +227,33 @@ def _links(rel_path: str, text: str) -> list[tuple[str, str]]:
     return out
 
 
+def _only_tags(lines: list[str], block: SourceBlock) -> bool:
+    """Whether `block` is a line of hashtags only (`#getting-started #guide`): a vault's page
+    tags, which say what the page is filed under, not what it is called."""
+    text = " ".join(lines[block.start : block.end + 1]).strip()
+    return bool(text) and not INLINE_TAG.sub("", text).strip()
+
+
+def _leading_h1(blocks: list[SourceBlock], lines: list[str]) -> str:
+    """The text of an H1 that opens the note (only hashtag lines before it), else "". An H1
+    further down is a section: a vault that names a page by its file name (SilverBullet,
+    Obsidian) writes `# Setup` after the page's opening text."""
+    for block in blocks:
+        if block.heading_level == 1:
+            return block.heading_text
+        if block.is_code or not _only_tags(lines, block):
+            return ""
+    return ""
+
+
 def _title(meta: dict[str, object], blocks: list[SourceBlock], kind: str, lines: list[str], stem: str) -> str:
-    """Frontmatter title, else the first H1, else (plain text) a short first line, else the stem."""
+    """Frontmatter title, else the H1 that opens the note, else (plain text) a short first line,
+    else the file name."""
     title_value = meta.get("title")
     title = str(title_value).strip() if isinstance(title_value, (str, int, float)) else ""
-    if not title:
+    if not title and kind == "md":
+        title = _leading_h1(blocks, lines)
+    elif not title:
         title = next((b.heading_text for b in blocks if b.heading_level == 1), "")
     if not title and kind == "txt":
         first_line = next((line.strip() for line in lines if line.strip()), "")
@@ -296,12 +319,16 @@ def parse_note(rel_path: str, text: str) -> ParsedNote:
             note.sections.append(current)
             current.blocks.append(Block(block.start, block.end, block_text, is_heading=True))
             continue
-        current.blocks.append(Block(block.start, block.end, block_text))
         if kind == "md" and not block.is_code and block.start < plain_from:
             scan = _text_outside_code(lines, block, block_text, code_lines)
             tag_lines.update(n for n in range(block.start, block.end + 1) if n not in code_lines)
             tags.extend(m.group(1) for m in INLINE_TAG.finditer(scan))
             links.extend(_links(rel_path, scan))
+        if kind == "md" and has_templates(block_text):
+            block_text = strip_templates(block_text, code=block.is_code)
+            if not block_text.strip():  # a line of markup only (`{{< tabpane text=true >}}`)
+                continue
+        current.blocks.append(Block(block.start, block.end, block_text))
 
     if capped_at is not None:
         warnings.append(f"more than {MAX_SECTIONS:,} headings: from line {capped_at + 1} on, headings are read as text")

@@ -6,6 +6,7 @@ makes URIs, ranges and camelCase structs of them, and the hover and workspace-sy
 
 from __future__ import annotations
 
+import msgspec
 from lsprotocol import types
 
 from kbls.daemon.answers import (
@@ -35,7 +36,7 @@ def _filters(f: wire.SearchFilters | None) -> Filters | None:
 def search_request(params: wire.SearchParams) -> SearchRequest:
     return SearchRequest(
         query=params.query, limit=params.limit, mode=params.mode, filters=_filters(params.filters),
-        group_by_file=params.group_by_file,
+        group_by_file=params.group_by_file, explain=params.explain,
     )
 
 
@@ -78,6 +79,7 @@ def hit_to_wire(hit: EngineHit, uri: str, root_uri: str) -> wire.Hit:
             wire.Section(range=_lines(s.start_line, s.end_line), breadcrumb=s.breadcrumb, snippet=s.snippet, score=s.score)
             for s in hit.sections
         ],
+        explain=None if hit.explain is None else wire.Explain(**msgspec.structs.asdict(hit.explain)),
     )
 
 

@@ -48,6 +48,20 @@ class Signals(_Wire, frozen=True):
     lexical: int | None = None
 
 
+class Explain(_Wire, frozen=True):
+    """Why a hit ranked there (`kb/search` with `explain`): each signal's evidence (0..1) and its
+    weight for this query, the raw measures behind them, and what a note's other sections added."""
+
+    semantic: float
+    semantic_weight: float
+    lexical: float
+    lexical_weight: float
+    cosine: float | None = None
+    coverage: float | None = None
+    bm25_share: float | None = None
+    sections: float = 0.0
+
+
 class _InRoot(_Wire, frozen=True):
     """A note of one of the client's folders: its file URI, root-relative path and root URI."""
 
@@ -79,6 +93,8 @@ class Hit(_InRoot, frozen=True):
     more: int = 0
     #: `groupByFile`: the best of them (at most 10), best first.
     sections: list[Section] = []
+    #: with `explain` in the request: each signal's score and weight; null otherwise.
+    explain: Explain | None = None
 
 
 class _Health(_Wire, frozen=True):
@@ -112,6 +128,8 @@ class SearchParams(_Wire, frozen=True):
     mode: Mode | None = None
     filters: SearchFilters | None = None
     group_by_file: bool = False
+    #: each hit carries `explain`: each signal's score and weight behind its score.
+    explain: bool = False
 
 
 class SearchResult(_Wire, frozen=True):

@@ -56,3 +56,15 @@ class Weights:
 
     def fuse(self, semantic: float, lexical: float) -> float:
         return self.semantic * semantic + self.lexical * lexical
+
+
+#: a note's next-best matching section adds this share of its score to the note's (group by
+#: file). 0 until a share holds on every shared set (docs/adr/0003-ranking.md).
+SECTION_SHARE = 0.0
+
+
+def fused_note_score(best: float, second: float) -> float:
+    """A note's score from its best section's (`best`) and its next-best section's (`second`,
+    0 for a note with one matching section): the one rule `--group-by-file` and every per-note
+    list (the pickers' rows through `kb/search` `groupByFile`) rank notes by."""
+    return best + SECTION_SHARE * second

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+import msgspec
 import numpy as np
 
 from kbls.config import SearchConfig
@@ -18,8 +19,8 @@ from kbls.indexing.embed import Embedder
 from kbls.limits import Mode
 from kbls.query.filters import Filters
 from kbls.query.syntax import ParsedQuery
-from kbls.results import Hit, Section, Signals
-from kbls.retrieval.fusion import Weights, lexical_confidence, semantic_confidence
+from kbls.results import Explain, Hit, Section, Signals
+from kbls.retrieval.fusion import Weights, fused_note_score, lexical_confidence, semantic_confidence
 from kbls.retrieval.lexical import LexicalRanker
 from kbls.retrieval.rerank import Reranker
 from kbls.retrieval.snippet import Term, make_snippet, snippet_terms
@@ -51,6 +52,9 @@ class Scored:
     #: the raw cosine similarity (0 where not measured): orders equal scores, as the semantic
     #: signal is clipped at 1 and every close paraphrase (cosine >= 0.70) would otherwise tie.
     cosine: float = 0.0
+    #: what the lexical signal was made of (for `explain`): coverage, BM25 share of the best.
+    coverage: float | None = None
+    bm25_share: float | None = None
 
     def order(self) -> tuple[float, float, int]:
         """Sort key, best first: the score, then the closer meaning, then the chunk's rowid."""
@@ -73,7 +77,9 @@ class HybridSearcher:
         self.lexical = LexicalRanker(store)
         self.reranker = reranker if reranker is not None else Reranker(config.rerank, embedder.config.threads)
 
-    def search(self, parsed: ParsedQuery, limit: int, mode: Mode, group_by_file: bool) -> list[Hit]:
+    def search(
+        self, parsed: ParsedQuery, limit: int, mode: Mode, group_by_file: bool, explain: bool = False
+    ) -> list[Hit]:
         if not parsed.text.strip():
             if parsed.filters.empty:
                 return []
@@ -81,17 +87,18 @@ class HybridSearcher:
             rowids = self.store.first_chunks_matching(parsed.filters, limit)
             rows = self.store.chunk_rows(rowids)
             listed = [Scored(rows[r], 0.0, 0.0, 0.0, Signals()) for r in rowids if r in rows]
-            return [self._hit(s, s.score, 0, []) for s in listed]
+            return [self._hit(s, s.score, 0, [], None) for s in listed]
         wanted = max(limit * CANDIDATES_PER_HIT * (3 if group_by_file else 1), MIN_CANDIDATES)
-        scored = self._score(parsed.text, parsed.filters, mode, wanted)
+        scored, weights = self._score(parsed.text, parsed.filters, mode, wanted)
         kept = self._above_floor(scored, mode, scoped=not parsed.filters.empty)
         reranked = self.reranker.enabled and bool(kept)
         if reranked:
             kept = self._rerank(parsed.text, kept)
         terms = snippet_terms(parsed.text)
+        shown = weights if explain and not reranked else None
         if not group_by_file:
-            return [self._hit(s, s.score, 0, terms) for s in kept[:limit]]
-        return self._by_file(kept, mode if not reranked else None, limit, terms)
+            return [self._hit(s, s.score, 0, terms, self._explain(s, mode, shown)) for s in kept[:limit]]
+        return self._by_file(kept, mode if not reranked else None, limit, terms, weights, shown)
 
     def _rerank(self, text: str, kept: list[Scored]) -> list[Scored]:
         """The cross-encoder's order and score for the best candidates; the rest follow them."""
@@ -121,8 +128,9 @@ class HybridSearcher:
             if s.score > 0.0 and ((relevant and s.score >= floor * TAIL_SHARE) or (scoped and s.lexical > 0.0))
         ]
 
-    def _score(self, text: str, filters: Filters, mode: Mode, wanted: int) -> list[Scored]:
-        """Candidates of the mode's rankings with both signals, best first."""
+    def _score(self, text: str, filters: Filters, mode: Mode, wanted: int) -> tuple[list[Scored], Weights]:
+        """Candidates of the mode's rankings with both signals, best first, and the weights
+        they were fused by for this query."""
         query: np.ndarray | None = None
         semantic: list[tuple[int, float]] = []
         lexical: list[tuple[int, float]] = []
@@ -145,17 +153,24 @@ class HybridSearcher:
         bm25 = dict(lexical)
         best_bm25 = max(bm25.values(), default=0.0)
         coverage = words.chunk_coverages(rows[r] for r in bm25 if r in rows) if words is not None else {}
-        out = []
+        signals: list[tuple[int, ChunkRow, float, float]] = []
         for rowid, row in rows.items():
             sem = semantic_confidence(cosine[rowid]) if rowid in cosine else 0.0
             lex = 0.0
             if words is not None and rowid in bm25:
                 lex = lexical_confidence(coverage[rowid], bm25[rowid], best_bm25)
-            score = sem if mode == Mode.SEMANTIC else lex if mode == Mode.LEXICAL else self.weights.fuse(sem, lex)
-            signals = Signals(sem_rank.get(rowid), lex_rank.get(rowid))
-            out.append(Scored(row, sem, lex, score, signals, cosine.get(rowid, 0.0)))
+            signals.append((rowid, row, sem, lex))
+        weights = self.weights
+        out = []
+        for rowid, row, sem, lex in signals:
+            score = sem if mode == Mode.SEMANTIC else lex if mode == Mode.LEXICAL else weights.fuse(sem, lex)
+            share = bm25[rowid] / best_bm25 if rowid in bm25 and best_bm25 > 0 else None
+            out.append(Scored(
+                row, sem, lex, score, Signals(sem_rank.get(rowid), lex_rank.get(rowid)), cosine.get(rowid, 0.0),
+                coverage.get(rowid), share,
+            ))
         out.sort(key=Scored.order)
-        return out
+        return out, weights
 
     def _semantic(self, vector: np.ndarray, wanted: int, filters: Filters) -> list[tuple[int, float]]:
         allowed = None if filters.empty else self.store.allowed_embeddings(filters)
@@ -167,28 +182,38 @@ class HybridSearcher:
         ranked = sorted(((rowid, score_of[e]) for e, rowid in pairs), key=lambda p: (-p[1], p[0]))
         return ranked[:wanted]
 
-    def _by_file(self, kept: list[Scored], mode: Mode | None, limit: int, terms: list[Term]) -> list[Hit]:
+    def _by_file(
+        self, kept: list[Scored], mode: Mode | None, limit: int, terms: list[Term], weights: Weights,
+        shown: Weights | None,
+    ) -> list[Hit]:
         """One hit per note: its best chunk shown, its other matching chunks as its `sections`,
         scored by `note_score`. Equal scores go to the note closer in meaning (its best cosine)."""
         notes: dict[str, list[Scored]] = {}
         for s in kept:  # best first
             notes.setdefault(s.row.path, []).append(s)
-        score = {path: self.note_score(sections, mode) for path, sections in notes.items()}
+        score = {path: self.note_score(sections, mode, weights) for path, sections in notes.items()}
         closest = {path: max(s.cosine for s in sections) for path, sections in notes.items()}
         order = sorted(notes, key=lambda p: (-score[p], -closest[p], notes[p][0].row.id))[:limit]
-        return [self._note_hit(notes[p], score[p], terms) for p in order]
+        return [
+            self._note_hit(notes[p], score[p], terms, self._note_explain(notes[p], score[p], mode, shown)) for p in order
+        ]
 
-    def note_score(self, sections: list[Scored], mode: Mode | None) -> float:
+    def note_score(self, sections: list[Scored], mode: Mode | None, weights: Weights | None = None) -> float:
         """A note's score from its matching `sections` (best first), the one place it is made:
-        in hybrid mode the note's best value of each signal fused (its title may match the
-        words, another section the meaning); with one signal, or a reranker's order (mode
-        None), its best section's score."""
+        its best section's (in hybrid mode the note's best value of each signal fused: its title
+        may match the words, another section the meaning) plus a share of its next-best section
+        (`fusion.fused_note_score`); with a reranker's order (mode None), its best section's score."""
         if mode == Mode.HYBRID:
-            return self.weights.fuse(max(s.semantic for s in sections), max(s.lexical for s in sections))
-        return sections[0].score
+            fuse = (weights or self.weights).fuse
+            best = fuse(max(s.semantic for s in sections), max(s.lexical for s in sections))
+        else:
+            best = sections[0].score
+        if mode is None:
+            return best
+        return fused_note_score(best, sections[1].score if len(sections) > 1 else 0.0)
 
-    def _note_hit(self, sections: list[Scored], score: float, terms: list[Term]) -> Hit:
-        hit = self._hit(sections[0], score, len(sections) - 1, terms)
+    def _note_hit(self, sections: list[Scored], score: float, terms: list[Term], explain: Explain | None) -> Hit:
+        hit = self._hit(sections[0], score, len(sections) - 1, terms, explain)
         hit.sections = [
             Section(
                 start_line=s.row.start_line, end_line=s.row.end_line, breadcrumb=s.row.breadcrumb,
@@ -198,11 +223,41 @@ class HybridSearcher:
         ]
         return hit
 
-    def _hit(self, scored: Scored, score: float, more: int, terms: list[Term]) -> Hit:
+    def _note_explain(
+        self, sections: list[Scored], score: float, mode: Mode | None, weights: Weights | None
+    ) -> Explain | None:
+        """`_explain` of a note: its signals as `note_score` took them, and what its other
+        sections added."""
+        explained = self._explain(sections[0], mode, weights)
+        if explained is None:
+            return None
+        if mode == Mode.HYBRID:
+            explained = msgspec.structs.replace(
+                explained, semantic=round(max(s.semantic for s in sections), 4),
+                lexical=round(max(s.lexical for s in sections), 4),
+            )
+        made = explained.semantic * explained.semantic_weight + explained.lexical * explained.lexical_weight
+        return msgspec.structs.replace(explained, sections=round(max(score - made, 0.0), 4))
+
+    @staticmethod
+    def _explain(scored: Scored, mode: Mode | None, weights: Weights | None) -> Explain | None:
+        """Each signal's score and weight behind one chunk's score (None: not asked for)."""
+        if weights is None:
+            return None
+        semantic_weight = 1.0 if mode == Mode.SEMANTIC else 0.0 if mode == Mode.LEXICAL else weights.semantic
+        return Explain(
+            semantic=round(scored.semantic, 4), semantic_weight=round(semantic_weight, 4),
+            lexical=round(scored.lexical, 4), lexical_weight=round(1.0 - semantic_weight, 4),
+            cosine=round(scored.cosine, 4) if mode != Mode.LEXICAL else None,
+            coverage=None if scored.coverage is None else round(scored.coverage, 4),
+            bm25_share=None if scored.bm25_share is None else round(scored.bm25_share, 4),
+        )
+
+    def _hit(self, scored: Scored, score: float, more: int, terms: list[Term], explain: Explain | None = None) -> Hit:
         row = scored.row
         return Hit(
             path=row.path, start_line=row.start_line, end_line=row.end_line,
             title=row.title, breadcrumb=row.breadcrumb,
             snippet=make_snippet(row.body, terms), score=round(float(score), 4),
-            signals=scored.signals, more=more, root=str(self.root),
+            signals=scored.signals, more=more, root=str(self.root), explain=explain,
         )

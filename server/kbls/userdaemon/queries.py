@@ -43,6 +43,8 @@ class SearchQuery(RootQuery, frozen=True):
     limit: int | None = None
     mode: str | None = None
     group_by_file: bool = False
+    #: each hit carries each signal's score and weight (`kbls search --explain`)
+    explain: bool = False
     #: filters besides those written in the query (`kbls mcp`'s tool arguments)
     paths: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()
@@ -107,7 +109,7 @@ def search_reply(roots: list[Root], query: SearchQuery) -> Reply:
         filters = Filters(query.paths, query.tags, query.types)
         result = engine.search(
             query.query, limit=query.limit, mode=query.mode, group_by_file=query.group_by_file,
-            filters=None if filters.empty else filters,
+            filters=None if filters.empty else filters, explain=query.explain,
         )
         empty = not result.hits and engine.store.counts().files == 0
         return SearchReply(hits=result.hits, empty_store=empty, mode=result.mode.value)
