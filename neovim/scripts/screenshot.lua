@@ -2,7 +2,8 @@
 -- environment, the real `kbls serve`, then the picker of $KBLS_SHOT_MODE: "search" (`:Telescope
 -- kbls search` with $KBLS_SHOT_QUERY, one row per note, the first note's further sections listed
 -- under it with <C-e>), "notes" (the same with an empty prompt: the notes, most
--- recent first) or "tags" (`:Telescope kbls tags`). Once the picker shows its rows (and the
+-- recent first), "tags" (`:Telescope kbls tags`) or "panel" (`:KbRelatedPanel` with the cursor
+-- in the "## Moves" section). Once the picker shows its rows (and the
 -- preview), xterm's window id ($WINDOWID) is written to $KBLS_SHOT_MARKER for the capture; any
 -- failure is written there as "error: ...".
 local env = vim.env
@@ -70,6 +71,21 @@ vim.api.nvim_create_autocmd("VimEnter", {
       return st and st.state == "ready" and (st.queue or 0) == 0 and st.roots and st.roots[1]
     end, function()
       local mode = env.KBLS_SHOT_MODE or "search"
+      if mode == "panel" then
+        -- the cursor in the "## Moves" section, then the panel of the notes related to it
+        local line = vim.fn.search("^## Moves", "nw")
+        vim.api.nvim_win_set_cursor(0, { line > 0 and line + 2 or 1, 0 })
+        local panel = require("kbls.panel")
+        panel.open()
+        return poll("the related notes in the panel", function()
+          local text = table.concat(vim.api.nvim_buf_get_lines(panel.state.buf, 0, -1, false), "\n")
+          return text:find("%.md:%d") ~= nil
+        end, function()
+          vim.defer_fn(function()
+            finish(env.WINDOWID or "")
+          end, 800)
+        end)
+      end
       if mode == "tags" then
         require("telescope").extensions.kbls.tags({})
       else

@@ -6,6 +6,7 @@
 #                         first note's further sections listed under it), and the preview
 #   neovim-notes.png      the same picker with an empty prompt: the notes, most recent first
 #   neovim-tags.png       `:Telescope kbls tags` (:KbTags): the tags with their note counts
+#   neovim-related-panel.png  `:KbRelatedPanel` in an 80-column terminal, the cursor in a section
 #
 #   KBLS_TELESCOPE_PATH=... KBLS_PLENARY_PATH=... bash neovim/scripts/screenshot.sh [OUT_DIR]
 #
@@ -14,7 +15,7 @@
 # default <repo>/.venv/bin/kbls), and Xvfb, xterm and ImageMagick (`apt-get install xvfb xterm
 # imagemagick`). Exits 2 with a reason when something is missing (CI has no telescope copy, so
 # this does not run there). $KBLS_SHOT_QUERY replaces the query. Nothing is written outside a
-# temporary folder except the three PNGs in OUT_DIR (default: <repo>/docs/images).
+# temporary folder except the four PNGs in OUT_DIR (default: <repo>/docs/images).
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -75,13 +76,14 @@ for _ in $(seq 50); do
   sleep 0.1
 done
 
-# shoot MODE OUT: one xterm running Neovim with the picker of MODE, captured once it shows rows.
+# shoot MODE OUT [COLSxROWS]: one xterm running Neovim with the picker of MODE, captured once it
+# shows rows.
 shoot() {
-  local mode="$1" out="$2" marker="$tmp/ready-$1" pid window
+  local mode="$1" out="$2" size="${3:-150x24}" marker="$tmp/ready-$1" pid window
   (
     cd "$tmp/notes" # the statusline names the note by its path in the knowledge base
     DISPLAY="$display" KBLS_SHOT_MARKER="$marker" KBLS_SHOT_MODE="$mode" KBLS_SHOT_QUERY="$query" \
-      KBLS_PLUGIN_DIR="$plugin" KBLS_SERVER="$server" exec xterm -geometry 150x24+0+0 \
+      KBLS_PLUGIN_DIR="$plugin" KBLS_SERVER="$server" exec xterm -geometry "$size+0+0" \
       -fa "DejaVu Sans Mono" -fs 10 -bg "#14161b" -fg "#e0e2ea" -xrm "XTerm*termName: xterm-256color" \
       -e "$nvim" -u "$here/screenshot.lua" -i NONE rust/ownership.md
   ) >"$tmp/xterm-$mode.log" 2>&1 &
@@ -108,3 +110,4 @@ mkdir -p "$out_dir"
 shoot search "$out_dir/neovim-telescope.png"
 shoot notes "$out_dir/neovim-notes.png"
 shoot tags "$out_dir/neovim-tags.png"
+shoot panel "$out_dir/neovim-related-panel.png" 80x24
