@@ -28,8 +28,12 @@ MIN_ONE_WORD_CHARS = 4
 #: nearness in meaning (cosine) a note needs to be proposed for a paragraph (docs/benchmarks.md,
 #: "Unlinked mentions": chosen on the pkm vault).
 MEANING_FLOOR = 0.55
-#: proposals by meaning per paragraph.
+#: proposals by meaning per paragraph, of the notes nearest to it.
 MEANING_PROPOSALS = 3
+NEAREST = 30
+#: in the order of name mentions: per word after the first, and for a name written as the note writes it.
+NAME_WORDS_BONUS = 0.1
+EXACT_CASE_BONUS = 0.2
 #: a paragraph longer than this many lines is read up to there.
 MAX_PARAGRAPH_LINES = 40
 #: a word: letters and digits, `-` and `.` inside (an apostrophe ends it: "Ada Lovelace's").
@@ -151,8 +155,9 @@ def linked_from(catalogue: Catalogue, source: str, lines: list[str], first: int,
 
 
 def mentions(links: NoteLinks, source: str, lines: list[str], line: int, meaning: bool = True) -> list[Mention]:
-    """The unlinked mentions of the paragraph at `line` of the note at `source`: names first,
-    then (with `meaning`) the notes nearest in meaning above the floor; [] outside a paragraph."""
+    """The unlinked mentions of the paragraph at `line` of the note at `source`, most likely
+    first: names (with `meaning`, a name whose note is also near the paragraph in meaning first),
+    then the notes nearest in meaning above the floor; [] outside a paragraph."""
     span = paragraph_at(lines, line)
     if span is None:
         return []
@@ -163,18 +168,27 @@ def mentions(links: NoteLinks, source: str, lines: list[str], line: int, meaning
     named = name_mentions(catalogue, style, source, lines, first, last, linked)
     if not meaning:
         return named
-    taken = linked | {m.path for m in named} | {source}
     context = " ".join(_plain(lines[n]).strip() for n in range(first, last + 1))
-    query = LinkQuery(kind=LinkKind.WIKI, typed="", context=context, document=lines, limit=MEANING_PROPOSALS + len(taken))
+    query = LinkQuery(kind=LinkKind.WIKI, typed="", context=context, document=lines, limit=NEAREST)
+    nearest = [s for s in links.suggest(source, query) if s.meaning is not None]
+    cosine = {s.path: s.meaning or 0.0 for s in nearest}
+    named.sort(key=lambda m: -_likelihood(m, cosine.get(m.path, 0.0)))
+    taken = linked | {m.path for m in named} | {source}
     end = len(lines[last])
-    near = []
-    for s in links.suggest(source, query):
-        if s.meaning is None or s.meaning < MEANING_FLOOR or s.path in taken:
-            continue
-        near.append(Mention(s.path, s.title, last, end, end, f" [[{s.insert[:-2]}]]", "meaning", "", s.meaning))
-        if len(near) == MEANING_PROPOSALS:
-            break
-    return named + near
+    near = [
+        Mention(s.path, s.title, last, end, end, f" [[{s.insert[:-2]}]]", "meaning", "", s.meaning or 0.0)
+        for s in nearest if (s.meaning or 0.0) >= MEANING_FLOOR and s.path not in taken
+    ]
+    return named + near[:MEANING_PROPOSALS]
+
+
+def _likelihood(mention: Mention, cosine: float) -> float:
+    """How likely a name mention is the note meant: its nearness in meaning to the paragraph,
+    more for a name of several words and for one written as the note writes it (a capitalised
+    title written in lower case is more often the common word)."""
+    words = len(mention.words.split())
+    exact = mention.words == mention.title
+    return max(cosine, 0.0) + NAME_WORDS_BONUS * (words - 1) + (EXACT_CASE_BONUS if exact else 0.0)
 
 
 def note_name_mentions(links: NoteLinks, source: str, lines: list[str]) -> list[Mention]:

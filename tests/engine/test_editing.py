@@ -1,0 +1,105 @@
+"""The note-editing engine without a daemon: the outline of a note, the tag being typed, how a
+broken link is rewritten and how a new note is named and shaped, and the names a paragraph
+mentions. The LSP behaviour over the real daemon is in tests/e2e (test_link_diagnostics,
+test_outline, test_tag_completion)."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from kbls.editing import newnote
+from kbls.editing.linkfixes import rewrite
+from kbls.editing.mentions import name_mentions, paragraph_at
+from kbls.editing.outline import FoldKind, outline
+from kbls.editing.tagsyntax import tag_typing
+from kbls.retrieval.links import Catalogue, LinkStyle, WikiForm
+from kbls.retrieval.linksyntax import links_in
+from kbls.storage.records import NoteName
+
+CATALOGUE = Catalogue.of([
+    NoteName(1, "recipes/sourdough-bread.md", "Sourdough bread", ()),
+    NoteName(2, "people/Ada Lovelace.md", "Ada Lovelace", ("Countess of Lovelace",)),
+    NoteName(3, "areas/index.md", "Areas index", ()),
+    NoteName(4, "projects/kbls/index.md", "Kbls index", ()),
+])
+
+
+def test_a_hash_line_in_a_fence_is_no_heading_and_sections_nest() -> None:
+    lines = ["# Top", "", "```", "# not a heading", "```", "## Child", "text", "", "# Next"]
+    found = outline(lines)
+    assert [(h.text, h.line, h.section_end, [c.text for c in h.children]) for h in found.headings] == [
+        ("Top", 0, 6, ["Child"]), ("Next", 8, 8, []),
+    ]
+    assert (2, 4, FoldKind.CODE) in [(f.start, f.end, f.kind) for f in found.folds]
+
+
+def test_front_matter_keys_are_its_top_level_ones_only() -> None:
+    found = outline(["---", "title: X", "tags:", "  - a", "# comment", "---", "body"])
+    assert found.front_matter is not None and found.front_matter.keys == (("title", 1), ("tags", 2))
+
+
+@pytest.mark.parametrize(("lines", "at", "typed"), [
+    (["x #ba"], (0, 5), "ba"),
+    (["x #par/ch"], (0, 9), "par/ch"),
+    (["---", "tags: [a, ba", "---"], (1, 12), "ba"),
+    (["---", "tags:", "  - ba", "---"], (2, 6), "ba"),
+])
+def test_the_tag_being_typed(lines: list[str], at: tuple[int, int], typed: str) -> None:
+    found = tag_typing(lines, *at)
+    assert found is not None and found.typed == typed
+
+
+@pytest.mark.parametrize(("lines", "at"), [
+    (["#"], (0, 1)), (["```", "#ba"], (1, 3)), (["see `#ba"], (0, 8)), (["[[x#he"], (0, 6)),
+    (["---", "title: ba", "---"], (1, 9)), (["a#b"], (0, 3)),
+])
+def test_no_tag_at_a_heading_in_code_a_link_heading_or_other_front_matter(lines: list[str], at: tuple[int, int]) -> None:
+    assert tag_typing(lines, *at) is None
+
+
+def test_a_rewritten_wiki_link_keeps_its_heading_and_the_label_a_person_wrote() -> None:
+    note = CATALOGUE.by_path["recipes/sourdough-bread.md"]
+    lines = ["Bake [[Sourdugh#Proof|the bread]] now", "and [[Sourdugh]]"]
+    first, second = links_in(lines)
+    style = LinkStyle(WikiForm.TITLE)
+    assert rewrite(CATALOGUE, style, "j.md", first, lines, note) == "[[Sourdough bread#Proof|the bread]]"
+    assert rewrite(CATALOGUE, style, "j.md", second, lines, note) == "[[Sourdough bread]]"
+    assert rewrite(CATALOGUE, LinkStyle(WikiForm.PATH, labelled=True), "j.md", second, lines, note) == (
+        "[[recipes/sourdough-bread|Sourdough bread]]"
+    )
+
+
+def test_a_rewritten_markdown_link_keeps_its_label_anchor_and_angle_brackets() -> None:
+    note = CATALOGUE.by_path["people/Ada Lovelace.md"]
+    lines = ["See [her](<../people/Ada Lovlace.md#early-life>) and [her](x.md)"]
+    angled, bare = links_in(lines)
+    style = LinkStyle()
+    assert rewrite(CATALOGUE, style, "j/x.md", angled, lines, note) == "[her](<../people/Ada Lovelace.md#early-life>)"
+    assert rewrite(CATALOGUE, style, "j/x.md", bare, lines, note) == "[her](../people/Ada%20Lovelace.md)"
+
+
+def test_a_new_note_is_named_and_shaped_like_most_of_its_siblings() -> None:
+    kebab = newnote._Sibling("pizza-dough", (("type", "recipe"), ("tags", "[x]"), ("created", "2024-01-01")), True, True)
+    other = newnote._Sibling("pancakes", (("type", "recipe"), ("author", "me")), True, False)
+    assert newnote._file_name("Focaccia al rosmarino", [kebab, other]) == "focaccia-al-rosmarino"
+    plain = newnote._Sibling("Grocery list", (), False, True)
+    assert newnote._file_name("Focaccia: al/rosmarino?", [plain]) == "Focaccia al rosmarino"
+    text = newnote._text("Focaccia", [kebab, kebab, other], dt.date(2026, 12, 1))
+    assert text == "---\ntype: recipe\ntags: []\ncreated: 2026-12-01\n---\n# Focaccia\n\n"
+    assert newnote._text("Focaccia", [], dt.date(2026, 12, 1)) == "# Focaccia\n\n"
+
+
+def test_a_paragraph_names_notes_by_title_and_alias_outside_links_and_code() -> None:
+    lines = [
+        "# Journal",
+        "Baked sourdough bread with the Countess of Lovelace's recipe; `Areas index` and",
+        "[[Kbls index]] stay as they are. Sourdough bread again.",
+    ]
+    assert paragraph_at(lines, 0) is None and paragraph_at(lines, 2) == (1, 2)
+    found = name_mentions(CATALOGUE, LinkStyle(), "j.md", lines, 1, 2, {"projects/kbls/index.md"})
+    assert [(m.path, m.how, m.words, m.text) for m in found] == [
+        ("recipes/sourdough-bread.md", "title", "sourdough bread", "[[sourdough bread]]"),
+        ("people/Ada Lovelace.md", "alias", "Countess of Lovelace", "[[Countess of Lovelace]]"),
+    ]
