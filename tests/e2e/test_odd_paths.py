@@ -83,6 +83,15 @@ def test_document_links(session: LspSession, vault: Path, name: str, form: str) 
     ]
 
 
+@pytest.mark.parametrize(("name", "form"), CASES)
+def test_outline_and_folding(session: LspSession, vault: Path, name: str, form: str) -> None:
+    uri = _opened(session, vault, name, form)
+    document = {"textDocument": {"uri": uri}}
+    symbols = session.raw_request("textDocument/documentSymbol", document)
+    assert [symbol["name"] for symbol in symbols or []] == ["Knitting draft"]
+    assert session.raw_request("textDocument/foldingRange", document)
+
+
 def _names_the_other_notes(uris: list[str], vault: Path, name: str) -> None:
     """URIs of the other saved notes, each as the client writes it (so that it opens that file)."""
     others = {(vault / other).as_uri() for other in NAMES if other != name}

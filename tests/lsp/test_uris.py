@@ -13,7 +13,7 @@ from pygls.workspace import Workspace
 from tests.support.client_uris import neovim_uri, vscode_uri
 
 from kbls.lsp.documents import adopt
-from kbls.lsp.uris import client_uri, file_uri, open_document
+from kbls.lsp.uris import client_uri, file_uri, open_document, open_text
 
 #: names that need escaping: a space, é composed and decomposed, `#`, `%`, `[`, `+`, `;`
 NAMES = ["My Notes/a b.md", "Notizen/\u00dcber/Caf\u00e9.md", "Cafe\u0301/the\u0301.md", "issue #12.md",
@@ -76,7 +76,11 @@ def test_a_document_not_open_is_said_in_the_log(caplog: pytest.LogCaptureFixture
     with caplog.at_level(logging.INFO, logger="kbls.lsp.uris"):
         assert open_document(workspace, "file:///notes/My%20Notes/a.md", "textDocument/definition") is None
         assert open_document(workspace, "untitled:Untitled-1", "textDocument/completion") is None
-    first, second = caplog.records
+        # A feature that needs no file (an outline) has the untitled document; one not open is logged.
+        assert open_text(workspace, "untitled:Untitled-1", "textDocument/documentSymbol") is not None
+        assert open_text(workspace, "untitled:Untitled-2", "textDocument/foldingRange") is None
+    first, second, third = caplog.records
     assert first.levelno == logging.WARNING
     assert "textDocument/definition" in first.getMessage() and "file:///notes/My Notes/a.md" in first.getMessage()
     assert "textDocument/completion" in second.getMessage() and "not a local file" in second.getMessage()
+    assert third.levelno == logging.WARNING and "textDocument/foldingRange" in third.getMessage()

@@ -28,7 +28,7 @@ from kbls.daemon.answers import IndexState
 from kbls.editing.checks import LinkReport
 from kbls.editing.linkcheck import LinkProblem
 from kbls.engine import Engine
-from kbls.lsp import mentions
+from kbls.lsp import mentions, uris
 from kbls.lsp.featurestate import state_of
 from kbls.lsp.uris import client_uri, file_uri
 
@@ -146,7 +146,7 @@ def index_changed(ls: KblsServer, state: IndexState) -> None:
 
 
 async def pull(ls: KblsServer, params: types.DocumentDiagnosticParams) -> types.RelatedFullDocumentDiagnosticReport:
-    document = open_text(ls, params.text_document.uri)
+    document = uris.open_text(ls.workspace, params.text_document.uri, types.TEXT_DOCUMENT_DIAGNOSTIC)
     if document is None or not state_of(ls, Diagnostics).pulls:
         return types.RelatedFullDocumentDiagnosticReport(items=[])  # pushed to this client instead
     found = await diagnostics_of(ls, document)

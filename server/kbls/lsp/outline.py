@@ -20,7 +20,7 @@ from pygls.workspace.position_codec import ServerTextPosition, ServerTextRange
 
 from kbls.editing.outline import FoldKind, FrontMatter, Heading, Outline, outline
 from kbls.lsp.featurestate import state_of
-from kbls.lsp.uris import client_uri
+from kbls.lsp.uris import open_text
 
 if TYPE_CHECKING:
     from kbls.lsp.server import KblsServer
@@ -66,8 +66,8 @@ def forget(ls: KblsServer, uri: str) -> None:
     state_of(ls, Outlines).forget(uri)
 
 
-async def _outline(ls: KblsServer, uri: str) -> tuple[TextDocument, Outline] | None:
-    document = ls.workspace.text_documents.get(client_uri(uri).key)
+async def _outline(ls: KblsServer, uri: str, feature: str) -> tuple[TextDocument, Outline] | None:
+    document = open_text(ls.workspace, uri, feature)
     if document is None:
         return None
     return document, await asyncio.shield(state_of(ls, Outlines).of(document))
@@ -76,7 +76,7 @@ async def _outline(ls: KblsServer, uri: str) -> tuple[TextDocument, Outline] | N
 async def document_symbol(
     ls: KblsServer, params: types.DocumentSymbolParams
 ) -> list[types.DocumentSymbol] | list[types.SymbolInformation] | None:
-    found = await _outline(ls, params.text_document.uri)
+    found = await _outline(ls, params.text_document.uri, types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
     if found is None:
         return None
     document, parsed = found
@@ -90,7 +90,7 @@ async def document_symbol(
 
 
 async def folding_range(ls: KblsServer, params: types.FoldingRangeParams) -> list[types.FoldingRange] | None:
-    found = await _outline(ls, params.text_document.uri)
+    found = await _outline(ls, params.text_document.uri, types.TEXT_DOCUMENT_FOLDING_RANGE)
     if found is None:
         return None
     return [types.FoldingRange(fold.start, fold.end, kind=_FOLD_KINDS.get(fold.kind)) for fold in found[1].folds]

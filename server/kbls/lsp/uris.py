@@ -77,18 +77,30 @@ def file_uri(path: Path | str) -> str:
     return from_fs_path(str(path)) or ""
 
 
+def open_text(workspace: Workspace, uri: str, feature: str) -> TextDocument | None:
+    """The document the client opened at `uri`, a file or not (an untitled buffer); None, and a
+    log line naming the key looked up, when it is not open.
+
+    :param feature: the request asking, named in the log.
+    """
+    key = client_uri(uri).key
+    document: TextDocument | None = workspace.text_documents.get(key)
+    if document is None:
+        log.warning("%s: no open document for %s (looked up as %r; %d open)", feature, uri, key,
+                    len(workspace.text_documents))
+    return document
+
+
 def open_document(workspace: Workspace, uri: str, feature: str) -> tuple[TextDocument, Path] | None:
     """The document the client opened at `uri` and its file; None (and a log line saying why) when
     it is not open or not a file.
 
     :param feature: the request asking, named in the log.
     """
-    read = client_uri(uri)
-    document = workspace.text_documents.get(read.key)
+    document = open_text(workspace, uri, feature)
     if document is None:
-        log.warning("%s: no open document for %s (looked up as %r; %d open)", feature, uri, read.key,
-                    len(workspace.text_documents))
         return None
+    read = client_uri(uri)
     if read.path is None:
         log.info("%s: %s is not a local file; no answer", feature, uri)
         return None
