@@ -50,6 +50,24 @@ end, {
   desc = "kbls: notes related to the cursor (! for the whole note; a range: notes like the selection)",
 })
 
+cmd("KbBacklinks", function()
+  require("kbls").backlinks()
+end, { nargs = 0, desc = "kbls: pick among the notes linking to this note" })
+
+cmd("KbRenameFile", function(o)
+  local old = vim.api.nvim_buf_get_name(0)
+  local new = vim.fn.fnamemodify(o.args, ":p")
+  if o.args:sub(-1) == "/" then -- a folder: keep the file name
+    new = new .. vim.fs.basename(old)
+  end
+  require("kbls").rename_file(old, new, { overwrite = o.bang })
+end, {
+  bang = true,
+  nargs = 1,
+  complete = "file",
+  desc = "kbls: move this note (links to it and from it follow; ! overwrites)",
+})
+
 cmd("KbStatus", function()
   require("kbls").status()
 end, { nargs = 0, desc = "kbls: show kb/status" })

@@ -67,6 +67,16 @@ function M.notes(params, cb, opts)
   return send(contract.methods.notes, params or vim.empty_dict(), cb, opts)
 end
 
+--- The links from other notes to one note, with their section and paragraph.
+---@param params {uri: string}
+---@param cb fun(err: table|nil, result: {backlinks: table[], notes: integer}|nil)
+---@param opts {bufnr?: integer, client?: vim.lsp.Client}|nil
+---@return fun() cancel
+---@see docs/protocol.md `kb/backlinks`
+function M.backlinks(params, cb, opts)
+  return send(contract.methods.backlinks, params, cb, opts)
+end
+
 --- The daemon's version, model and per-root stores.
 ---@param cb fun(err: table|nil, result: table|nil)
 ---@param opts {bufnr?: integer, client?: vim.lsp.Client}|nil

@@ -13,6 +13,7 @@ M.methods = {
   reindex = "kb/reindex",
   tags = "kb/tags",
   notes = "kb/notes",
+  backlinks = "kb/backlinks",
   index_status = "kb/indexStatus",
 }
 

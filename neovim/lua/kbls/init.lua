@@ -285,6 +285,21 @@ function M.related(opts)
   end, { bufnr = bufnr })
 end
 
+--- Pick among the notes linking to the current note (`kb/backlinks`; kbls.backlinks).
+---@param opts {picker?: string, bufnr?: integer}|nil
+function M.backlinks(opts)
+  require("kbls.backlinks").show(opts)
+end
+
+--- Move a note or folder keeping every link to it right (kbls.backlinks.rename_file).
+---@param old string
+---@param new string
+---@param opts {overwrite?: boolean}|nil
+---@return boolean moved
+function M.rename_file(old, new, opts)
+  return require("kbls.backlinks").rename_file(old, new, opts)
+end
+
 --- Show `kb/status` (version, model, stores, errors) with `vim.notify`.
 ---@param cb fun(result: table|nil, lines: string[]|nil)|nil also called with the result
 function M.status(cb)

@@ -31,6 +31,13 @@ local function base()
     -- Read by the server through workspace/configuration. `K` is a deliberate request, so the
     -- hover answers in prose too (VS Code's mouse hover answers on headings and links only).
     settings = { kbls = { hover = { prose = true } } },
+    -- Neovim declares no file operations: kbls then offers no `willRename`, which oil.nvim,
+    -- nvim-tree and snacks.rename look for before asking for the link edits of a move.
+    capabilities = vim.tbl_deep_extend(
+      "force",
+      vim.lsp.protocol.make_client_capabilities(),
+      { workspace = { fileOperations = { willRename = true } } }
+    ),
     handlers = { [contract.methods.index_status] = index_status.handler },
     on_exit = function(_, _, client_id)
       index_status.forget(client_id)
