@@ -6,6 +6,7 @@ heading, a link and a tag; `kb/backlinks`; rename of a title, a heading and a ta
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -165,6 +166,24 @@ def test_kb_backlinks_lists_each_link_with_its_section_and_words(session: LspSes
 def test_kb_backlinks_refuses_a_uri_that_is_no_file(session: LspSession) -> None:
     with pytest.raises(Exception, match="file://"):
         session.request("kb/backlinks", {"uri": "untitled:1"})
+
+
+def test_a_code_lens_on_the_title_counts_backlinks_and_related_and_opens_the_picker(
+    session: LspSession, root: Path, opened: list[str],
+) -> None:
+    uri = _open(session, opened, root / CAFE)
+    params = types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri))
+    lenses: Any = session._run(session.client.text_document_code_lens_async(params))
+    assert len(lenses) == 1
+    lens = lenses[0]
+    assert lens.range.start.line == 1  # the front matter's `title:` line
+    assert re.fullmatch(r"2 backlinks · \d+ related", lens.command.title), lens.command.title
+    assert (lens.command.command, list(lens.command.arguments)) == ("kbls.showBacklinks", [uri])
+    plain = _open(session, opened, root / PLAIN)
+    lenses = session._run(session.client.text_document_code_lens_async(
+        types.CodeLensParams(text_document=types.TextDocumentIdentifier(plain))
+    ))
+    assert lenses[0].range.start.line == 0 and lenses[0].command.title.startswith("1 backlink · ")
 
 
 # -- rename ----------------------------------------------------------------------------------

@@ -50,6 +50,7 @@ from kbls.limits import MAX_QUERY_CHARS, RELATED_LIMIT
 from kbls.logsetup import configure_logging
 from kbls.lsp import (
     codeactions,
+    codelens,
     convert,
     diagnostics,
     documents,
@@ -285,7 +286,7 @@ links.register(server)  # completion, definition, documentLink (kbls.lsp.links)
 hover.register(server)  # related notes on headings and links (kbls.lsp.hover)
 for feature in (textsync, outline, diagnostics, codeactions):  # open documents, outline, link problems
     feature.register(server)
-for feature in (references, rename):  # references, kb/backlinks; prepareRename, rename, willRenameFiles
+for feature in (references, rename, codelens):  # references, kb/backlinks; renames; backlink counts
     feature.register(server)
 
 

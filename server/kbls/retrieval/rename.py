@@ -136,11 +136,13 @@ class Renamer:
         plan.add(own, edit)
         by_title = name_key(note.title)
         file_names = {*path_keys(note.path), *folder_keys(note.path)}
-        titled_style = self.links.style(catalogue, []).form == WikiForm.TITLE
+        # `[[name]]` that is both the title and the file name: the workspace's habit says which it
+        # means; only a workspace that links by file name keeps it (it still leads here).
+        by_file_name = self.links.style(catalogue, []).form == WikiForm.STEM
         name = self._unique_name(catalogue, note, new_title)
         for current, link in self._fresh_links(catalogue, note, None, texts):
             key = name_key(link.target)
-            if link.kind != "wiki" or key != by_title or (key in file_names and not titled_style):
+            if link.kind != "wiki" or key != by_title or (key in file_names and by_file_name):
                 continue
             plan.add(current, wiki_name_edit(current.lines[link.span.line], link, name))
         return plan.done()

@@ -1,0 +1,61 @@
+"""Counts on a note's title: `textDocument/codeLens` answers one lens, on the title's line (front
+matter `title:` or the H1; else the first line), "12 backlinks · 5 related", whose command,
+`kbls.showBacklinks` with the note's URI, is the client's backlinks picker (the VS Code extension
+and the Neovim plugin register it). Backlinks are the other notes linking here
+(`LinkGraph.count`), related the notes `kb/related` lists for the whole note. Thin over the
+engine through `Daemon.in_root`; no lens for a note outside every root or not open.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidParams
+
+from kbls.engine import Engine
+from kbls.errors import OutsideRootError
+from kbls.limits import RELATED_LIMIT
+from kbls.lsp import opennotes, uris
+from kbls.retrieval.linkedits import title_line
+
+if TYPE_CHECKING:
+    from kbls.lsp.server import KblsServer
+
+#: the client command the lens runs (the VS Code extension's and the Neovim plugin's).
+SHOW_BACKLINKS = "kbls.showBacklinks"
+
+
+def register(server: KblsServer) -> None:
+    server.feature(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=False))(code_lens)
+
+
+def lens_title(backlinks: int, related: int) -> str:
+    """`12 backlinks · 5 related` (`1 backlink`, `no backlinks`)."""
+    links = "no backlinks" if backlinks == 0 else f"{backlinks} backlink{'s' if backlinks != 1 else ''}"
+    return f"{links} · {related} related"
+
+
+async def code_lens(ls: KblsServer, params: types.CodeLensParams) -> list[types.CodeLens] | None:
+    opened = uris.open_document(ls.workspace, params.text_document.uri, "codeLens")
+    if opened is None:
+        return None
+    document, path = opened
+    lines = [line.rstrip("\r\n") for line in document.lines]
+    documents = opennotes.texts(ls)
+
+    def ask(engine: Engine, rel: str) -> tuple[int, int, int]:
+        note = engine.links.catalogue().by_path.get(rel)
+        line = (title_line(lines, note.title) if note is not None else None) or 0
+        backlinks = engine.graph.count(rel, engine.open_notes(documents))
+        related = [hit for hit in engine.related(engine.root / rel, None, limit=RELATED_LIMIT) if hit.reasons]
+        return line, backlinks, len(related)
+
+    try:
+        found = await ls.call(ls.query_pool, ls.daemon.in_root, path, ask)
+    except (JsonRpcInvalidParams, OutsideRootError):
+        return None
+    line, backlinks, related = found.answer
+    where = types.Range(types.Position(line, 0), types.Position(line, 0))
+    command = types.Command(title=lens_title(backlinks, related), command=SHOW_BACKLINKS, arguments=[params.text_document.uri])
+    return [types.CodeLens(range=where, command=command)]
