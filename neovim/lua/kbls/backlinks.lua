@@ -15,6 +15,7 @@ local root = require("kbls.lsp.root")
 local M = {}
 
 local WILL_RENAME_FILES = "workspace/willRenameFiles"
+local SHOW_BACKLINKS = "kbls.showBacklinks"
 
 --- How long `rename_file` waits for the link edits.
 M.RENAME_TIMEOUT_MS = 10000
@@ -74,6 +75,35 @@ function M.show(opts)
     local name = vim.fn.fnamemodify(vim.api.nvim_buf_get_name(bufnr), ":t")
     picker.show_hits(list, { title = ("Backlinks of %s (%d notes)"):format(name, result.notes or #list) })
   end, { bufnr = bufnr })
+end
+
+--- The client command of the code lens on a title (`kbls.showBacklinks`, the note's URI as its
+--- argument): the backlinks picker of that note.
+function M.register_command()
+  vim.lsp.commands[SHOW_BACKLINKS] = function(command, ctx)
+    local uri = command.arguments and command.arguments[1]
+    local bufnr = type(uri) == "string" and vim.uri_to_bufnr(uri) or ctx.bufnr
+    M.show({ bufnr = bufnr })
+  end
+end
+
+--- Show the code lens (backlink and related counts) in `bufnr`, refreshed when the buffer is
+--- entered, insert mode is left and the buffer is written.
+---@param bufnr integer
+---@param group integer the plugin's autocmd group
+function M.show_lens(bufnr, group)
+  M.register_command()
+  local function refresh()
+    if vim.api.nvim_buf_is_valid(bufnr) then
+      vim.lsp.codelens.refresh({ bufnr = bufnr })
+    end
+  end
+  vim.api.nvim_create_autocmd({ "BufEnter", "InsertLeave", "BufWritePost" }, {
+    group = group,
+    buffer = bufnr,
+    callback = refresh,
+  })
+  refresh()
 end
 
 --- Move the file or folder `old` to `new` keeping every link to it (and from it) right: the

@@ -48,6 +48,9 @@ M.defaults = {
   -- for the server's link completion after `[[` and `](`. Off by default: nvim-cmp and
   -- blink.cmp already take LSP items, and <C-x><C-o> (omnifunc) always works.
   completion = false,
+  -- The code lens on a note's title, "12 backlinks · 5 related" (refreshed on entering the buffer,
+  -- leaving insert mode and writing); running it (vim.lsp.codelens.run()) opens :KbBacklinks.
+  code_lens = true,
   -- `gx` on a link of the hover (file://…#L5) opens the note here, at the line, instead of
   -- handing it to the system (vim.ui.open is wrapped for those links only).
   hover_links = true,

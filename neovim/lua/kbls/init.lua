@@ -91,6 +91,9 @@ function M.setup(opts)
         then
           vim.lsp.completion.enable(true, client.id, ev.buf, { autotrigger = true })
         end
+        if config.options.code_lens then
+          require("kbls.backlinks").show_lens(ev.buf, group)
+        end
       end
     end,
   })

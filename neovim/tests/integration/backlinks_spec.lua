@@ -142,6 +142,34 @@ describe("references, rename and backlinks against the real daemon", function()
     assert.equals(6, vim.api.nvim_win_get_cursor(0)[1])
   end)
 
+  it("the code lens on the title counts the backlinks; running it opens the picker", function()
+    vim.cmd("edit " .. vim.fn.fnameescape(root .. "/" .. CAFE))
+    local lens
+    assert.is_true(
+      vim.wait(REQUEST_TIMEOUT, function()
+        vim.lsp.codelens.refresh({ bufnr = 0 })
+        lens = vim.lsp.codelens.get(0)[1]
+        return lens ~= nil and lens.command ~= nil
+      end, 200),
+      "no code lens"
+    )
+    assert.matches("^2 backlinks · %d+ related$", lens.command.title)
+    assert.equals(1, lens.range.start.line)
+    local shown
+    local orig = vim.ui.select
+    vim.ui.select = function(_, opts, cb)
+      shown = opts.prompt
+      cb(nil)
+    end
+    vim.lsp.commands[lens.command.command](lens.command, { bufnr = 0, client_id = clients.list(0)[1].id })
+    local ok = vim.wait(REQUEST_TIMEOUT, function()
+      return shown ~= nil
+    end, 20)
+    vim.ui.select = orig
+    assert.is_true(ok, "the lens's command showed no picker")
+    assert.matches("Backlinks of Café Crème.md", shown)
+  end)
+
   it("vim.lsp.buf.rename() on the title rewrites the links by title in the linking notes' buffers", function()
     vim.cmd("edit " .. vim.fn.fnameescape(root .. "/" .. CAFE))
     vim.api.nvim_win_set_cursor(0, { 2, 9 })
