@@ -181,7 +181,7 @@ fi
 # ── 5. End to end in code-server ────────────────────────────────────────────────────────────
 if [ "$tool_ok" -eq 1 ] && [ "$vsix_ok" -eq 1 ] && [ -x "$KBLS_BIN" ]; then
   PATH="$NODE24_DIR/bin:$PATH" CODE_SERVER="$CODE_SERVER" VSIX="$EXT/kbls.vsix" CHROMIUM="$CHROMIUM" \
-    suite e2e 2400 "$NODE24" e2e/e2e.test.mjs e2e/notes.test.mjs e2e/oddpaths.test.mjs e2e/install.test.mjs
+    suite e2e 2400 "$NODE24" e2e/e2e.test.mjs e2e/notes.test.mjs e2e/oddpaths.test.mjs e2e/backlinks.test.mjs e2e/install.test.mjs
   # A test killed by its timeout cannot clean up: end the code-server process group it left.
   if [ -f "$OUT/e2e/pgids" ]; then
     while read -r pgid; do

@@ -2,6 +2,7 @@
 // kbls is enabled for (optInGate.ts) reach the server, in the initialize request and after it.
 import * as vscode from "vscode";
 import type { InitializeParams, LanguageClientOptions, ServerOptions, StaticFeature } from "vscode-languageclient/node";
+import { referencesWithoutOverlap } from "./markdownOverlap";
 import type { ServerCommand } from "./serverLocator";
 
 /** How to run the located server; debugging the extension (F5) also turns the server's log up. */
@@ -46,6 +47,13 @@ export function clientOptions(
       // list each heading twice (Neovim gets kbls's; docs/vscode.md).
       provideDocumentSymbols: () => undefined,
       provideFoldingRanges: () => undefined,
+      provideCodeLenses: (document, token, next) =>
+        inEnabled(document.uri) && vscode.workspace.getConfiguration("kbls", document.uri).get<boolean>("codeLens.enabled", true)
+          ? next(document, token)
+          : undefined,
+      // References: each link once, though VS Code's markdown server lists its markdown links too.
+      provideReferences: (document, position, options, token, next) =>
+        inEnabled(document.uri) ? referencesWithoutOverlap(document, position, options, token, next) : undefined,
       workspace: {
         // The server indexes the folders it is told about: only the enabled ones.
         workspaceFolders: async (token, next) => {

@@ -1,6 +1,7 @@
 // The KB: commands. Each is a thin wrapper over the client and the pickers.
 import * as path from "node:path";
 import * as vscode from "vscode";
+import { BACKLINKS_COMMAND } from "./backlinks";
 import type { KbClient } from "./client";
 import type { FolderGate } from "./optInGate";
 import { showFixedPicker, showRelatedPicker, showSearchPicker } from "./pickerUi";
@@ -19,6 +20,7 @@ export const Commands = {
   installServer: "kbls.installServer",
   searchSelection: "kbls.searchSelection",
   notesLikeThis: "kbls.notesLikeThis",
+  showBacklinks: BACKLINKS_COMMAND,
   ...ViewCommands,
 } as const;
 

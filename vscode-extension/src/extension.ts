@@ -2,6 +2,7 @@
 // for (a `.kbls.yaml`, or the user said yes once: optInGate.ts), starts `kbls serve`, the index
 // status-bar item and (through the language client) hovers in markdown.
 import * as vscode from "vscode";
+import { registerBacklinks } from "./backlinks";
 import { KbClient } from "./client";
 import { Commands, registerCommands } from "./commands";
 import { FolderGate } from "./optInGate";
@@ -29,6 +30,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   kbClient = client;
   context.subscriptions.push(output, statusBar, gate, client);
   registerCommands(context, client, gate);
+  registerBacklinks(context, client);
 
   // The service follows the enabled folders: start with the first, restart when the set changes
   // (the server is told which folders to index at start), stop when none is left.

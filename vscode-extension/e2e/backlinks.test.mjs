@@ -1,0 +1,191 @@
+// End-to-end: references and rename of notes in a real VS Code (code-server + Chromium) with the
+// packaged VSIX and the real server, beside VS Code's own markdown language server: Go to
+// References (Shift+F12) on a markdown link lists each link once (kbls leaves to the built-in
+// server the markdown links it lists itself), F2 on a note's title rewrites the links by title,
+// and renaming the note in the explorer rewrites the links by path (workspace/willRenameFiles).
+//
+// Inputs as e2e.test.mjs (run-tests.sh sets them). Every wait is bounded.
+import test from "node:test";
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { createRequire } from "node:module";
+import { sleep, until, toolchainMissing, startSession, statusBarTexts, runCommand, openFile } from "./workbench.mjs";
+
+const require = createRequire(import.meta.url);
+const { KBLS } = require("../test/helpers/repo.js");
+
+const skipReason = toolchainMissing() || (!fs.existsSync(KBLS) ? `${KBLS} is missing` : false);
+
+const CAFE = "Projets/Café Crème.md";
+const HUB = "hub.md";
+const NOTES = {
+  [CAFE]: "---\ntitle: Café Crème\naliases: [Coffee]\n---\nIntro about coffee.\n\n## Brewing Notes\n\nSteps.\n",
+  [HUB]: [
+    "# Hub",
+    "",
+    "- [[Café Crème]] by title",
+    "- [[Café Crème#Brewing Notes]] anchor as text",
+    "- [crème](<Projets/Café Crème.md#brewing-notes>) anchor as slug",
+    "- [encoded](Projets/Caf%C3%A9%20Cr%C3%A8me.md) percent-encoded",
+    "- [[Projets/Café Crème|path label]] by path",
+    "",
+  ].join("\n"),
+  "deep/reader.md": "# Reader\n\nSee [up](../Projets/Café%20Crème.md) for coffee.\n",
+};
+
+function makeVault() {
+  const parent = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "kbls-e2e-backlinks-")));
+  const dir = path.join(parent, "Mes notes");
+  for (const [rel, text] of Object.entries(NOTES)) {
+    fs.mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
+    fs.writeFileSync(path.join(dir, rel), text);
+  }
+  fs.writeFileSync(path.join(dir, ".kbls.yaml"), "store: ../store\n");
+  return { parent, dir };
+}
+
+/** Ctrl+G to a 1-based line, then `right` characters along it. */
+async function cursorAt(page, line, right) {
+  await page.keyboard.press("Escape");
+  await page.keyboard.down("Control");
+  await page.keyboard.press("KeyG");
+  await page.keyboard.up("Control");
+  await page.waitForSelector(".quick-input-widget .quick-input-box input", { visible: true });
+  await page.keyboard.type(String(line), { delay: 10 });
+  await page.keyboard.press("Enter");
+  await until(`the cursor on line ${line}`, async () => {
+    const ln = (await statusBarTexts(page)).find((s) => /Ln \d+, Col \d+/.test(s));
+    return ln && new RegExp(`Ln ${line},`).test(ln);
+  }, 10000);
+  for (let i = 0; i < right; i++) await page.keyboard.press("ArrowRight");
+}
+
+const read = (dir, rel) => fs.readFileSync(path.join(dir, rel), "utf8");
+
+test("references and rename of notes in a real VS Code", { skip: skipReason, timeout: 15 * 60000 }, async (t) => {
+  const { parent, dir } = makeVault();
+  t.after(() => fs.rmSync(parent, { recursive: true, force: true }));
+  const session = await startSession(t, { name: "backlinks", ws: dir, settings: { "kbls.serverPath": KBLS } });
+  const { page, screenshot } = session;
+
+  await t.test("the workspace is indexed", { timeout: 240000 }, async () => {
+    await until('the status bar to show "KB: 3 notes"', async () => {
+      const kb = (await statusBarTexts(page)).find((s) => s.includes("KB"));
+      return kb && /KB: 3 notes/.test(kb) ? kb : null;
+    }, 200000, 500);
+  });
+
+  await t.test("Go to References on a markdown link lists each link once", { timeout: 120000 }, async () => {
+    await openFile(page, HUB);
+    await cursorAt(page, 5, 12); // inside `<Projets/Café Crème.md`
+    await page.keyboard.down("Shift");
+    await page.keyboard.press("F12");
+    await page.keyboard.up("Shift");
+    // The peek's tree: a row per file with its count, the first file's links under it.
+    const counts = await until("the references peek", async () => {
+      const badges = await page.$$eval(".reference-zone-widget .ref-tree .monaco-count-badge", (els) =>
+        els.map((e) => Number(e.textContent.trim())),
+      ).catch(() => []);
+      return badges.length > 0 ? badges : null;
+    }, 60000).catch(async (e) => {
+      await screenshot("references-timeout");
+      throw e;
+    });
+    await screenshot("references");
+    // kbls: the wiki link naming the heading; VS Code's markdown server: the three markdown links
+    // to the file. Doubled, hub.md would count 4 (the `[crème]` link twice).
+    assert.equal(counts.reduce((a, b) => a + b, 0), 4, JSON.stringify(counts));
+    await page.keyboard.press("Escape");
+  });
+
+  await t.test("a code lens on the title counts the backlinks", { timeout: 120000 }, async () => {
+    await openFile(page, "Café Crème.md");
+    const lens = await until("the code lens", async () => {
+      const texts = await page.$$eval(".editor-group-container.active .codelens-decoration", (els) => els.map((e) => e.textContent));
+      return texts.find((x) => /backlinks/.test(x)) ?? null;
+    }, 60000).catch(async (e) => {
+      await screenshot("codelens-timeout");
+      throw e;
+    });
+    await screenshot("codelens");
+    assert.match(lens, /^2 backlinks · \d+ related$/);
+  });
+
+  await t.test("F2 on the title renames the note and its links by title", { timeout: 120000 }, async () => {
+    await openFile(page, "Café Crème.md");
+    await cursorAt(page, 2, 10); // in `title: Café Crème`
+    await page.keyboard.press("F2");
+    // The rename box opens with the title selected: typing replaces it, once the box has the focus.
+    await until("the rename box to take the keyboard focus", () =>
+      page.evaluate(() => {
+        const input = document.activeElement;
+        return Boolean(input && input.closest(".rename-box") && input.value === "Café Crème");
+      }),
+    30000, 100).catch(async (e) => {
+      await screenshot("rename-timeout");
+      throw e;
+    });
+    await page.keyboard.type("Café au lait", { delay: 10 });
+    await page.keyboard.press("Enter");
+    await sleep(1000);
+    await runCommand(page, "File: Save All Files", screenshot);
+    const hub = await until("hub.md rewritten", async () => {
+      const text = read(dir, HUB);
+      return text.includes("[[Café au lait]]") ? text : null;
+    }, 30000).catch(async (e) => {
+      await screenshot("rename-not-applied");
+      throw new Error(`${e.message}; hub.md: ${read(dir, HUB)}`);
+    });
+    assert.match(hub, /\[\[Café au lait#Brewing Notes\]\]/);
+    assert.match(hub, /\[\[Projets\/Café Crème\|path label\]\]/, "a link by path stays");
+    assert.match(read(dir, CAFE), /^title: Café au lait$/m);
+  });
+
+  await t.test("renaming the note in the explorer rewrites the links by path", { timeout: 180000 }, async () => {
+    await openFile(page, "Café Crème.md");
+    await runCommand(page, "File: Reveal Active File in Explorer View", screenshot);
+    await sleep(1000);
+    await page.keyboard.press("F2");
+    await page.waitForSelector(".explorer-folders-view .monaco-inputbox input", { visible: true, timeout: 30000 }).catch(async (e) => {
+      await screenshot("explorer-rename-timeout");
+      throw e;
+    });
+    await page.keyboard.down("Control");
+    await page.keyboard.press("KeyA");
+    await page.keyboard.up("Control");
+    await page.keyboard.type("Café v2.md", { delay: 10 });
+    await page.keyboard.press("Enter");
+    // VS Code asks before it applies an extension's edits for a file move: OK.
+    await until("VS Code's question about the extension's refactoring", async () => {
+      const clicked = await page.evaluate(() => {
+        const box = document.querySelector(".monaco-dialog-box");
+        if (!box || !/refactoring changes/.test(box.textContent || "")) return false;
+        const ok = [...box.querySelectorAll(".monaco-button")].find((b) => b.textContent.trim() === "OK");
+        if (ok) ok.click();
+        return Boolean(ok);
+      });
+      return clicked || null;
+    }, 30000).catch(async (e) => {
+      await screenshot("move-dialog-timeout");
+      throw e;
+    });
+    await screenshot("move-confirmed");
+    await until("the note moved", async () => fs.existsSync(path.join(dir, "Projets/Café v2.md")), 30000);
+    await sleep(1500);
+    await runCommand(page, "File: Save All Files", screenshot);
+    const hub = await until("hub.md's links follow", async () => {
+      const text = read(dir, HUB);
+      return text.includes("Projets/Café v2|path label") ? text : null;
+    }, 30000).catch(async (e) => {
+      await screenshot("move-not-applied");
+      throw new Error(`${e.message}; hub.md: ${read(dir, HUB)}`);
+    });
+    await screenshot("moved");
+    assert.match(hub, /\[crème\]\(<Projets\/Café v2\.md#brewing-notes>\)/);
+    assert.match(hub, /\[encoded\]\(Projets\/Caf%C3%A9%20v2\.md\)/);
+    assert.match(hub, /\[\[Café au lait\]\]/, "a link by title stays");
+    assert.match(read(dir, "deep/reader.md"), /\[up\]\(\.\.\/Projets\/Caf%C3%A9%20v2\.md\)/);
+  });
+});

@@ -1,0 +1,45 @@
+// kbls and VS Code's built-in markdown language server both answer references in a note: the
+// built-in one finds the markdown links (`[x](note.md)`, `[x](note.md#heading)`) to a heading it
+// is asked on, or to the file of a markdown link, and kbls finds those too (with wiki links,
+// aliases and tags). Each link must be listed once: kbls's answer leaves out every location the
+// built-in server also gives (same file, overlapping range; its ranges are the link's path, ours
+// the whole link), so the markdown links come from VS Code's server and the rest from kbls.
+import * as vscode from "vscode";
+
+/** The built-in markdown extension (it can be disabled, then kbls answers everything). */
+const BUILTIN_MARKDOWN = "vscode.markdown-language-features";
+
+/** While kbls asks the other providers, its own provider (also asked) answers nothing. */
+let askingOthers = 0;
+
+type ReferencesNext = (
+  document: vscode.TextDocument,
+  position: vscode.Position,
+  context: { includeDeclaration: boolean },
+  token: vscode.CancellationToken,
+) => vscode.ProviderResult<vscode.Location[]>;
+
+/** `middleware.provideReferences`: kbls's references without those another provider gives. */
+export async function referencesWithoutOverlap(
+  document: vscode.TextDocument,
+  position: vscode.Position,
+  context: { includeDeclaration: boolean },
+  token: vscode.CancellationToken,
+  next: ReferencesNext,
+): Promise<vscode.Location[] | null | undefined> {
+  if (askingOthers > 0) return [];
+  const ours = await next(document, position, context, token);
+  if (!ours || ours.length === 0 || !vscode.extensions.getExtension(BUILTIN_MARKDOWN)) return ours;
+  askingOthers++;
+  let others: vscode.Location[] = [];
+  try {
+    others = (await vscode.commands.executeCommand<vscode.Location[]>("vscode.executeReferenceProvider", document.uri, position)) ?? [];
+  } finally {
+    askingOthers--;
+  }
+  return ours.filter((loc) => !others.some((o) => sameFile(o.uri, loc.uri) && o.range.intersection(loc.range) !== undefined));
+}
+
+function sameFile(a: vscode.Uri, b: vscode.Uri): boolean {
+  return a.scheme === b.scheme && a.fsPath === b.fsPath;
+}
