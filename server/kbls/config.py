@@ -133,8 +133,11 @@ DEFAULT_EXCLUDE: tuple[str, ...] = (
 
 class Config(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fields=True):
     #: gitignore-style patterns of files to index.
+    #: org-mode is on by default (notes, as cheap as markdown); PDF and saved web pages are off
+    #: (a folder of manuals or a docs build is large and slow to embed): add `**/*.pdf`,
+    #: `**/*.html` to turn them on.
     include: list[str] = msgspec.field(
-        default_factory=lambda: ["**/*.md", "**/*.markdown", "**/*.txt", "**/*.rst"]
+        default_factory=lambda: ["**/*.md", "**/*.markdown", "**/*.txt", "**/*.rst", "**/*.org"]
     )
     #: gitignore-style patterns to skip, on top of .git/, node_modules/ and the store. The default
     #: leaves out text files that code projects carry and that are never notes (`**/*.txt` would
@@ -146,6 +149,10 @@ class Config(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fields=Tr
     store: str | None = None
     #: files larger than this are skipped with a reason.
     max_file_bytes: int = 2_000_000
+    #: the cap for a PDF (its bytes are mostly fonts and images, not text); larger ones are skipped.
+    max_pdf_bytes: int = 50_000_000
+    #: the cap for a saved web page `.html`/`.htm` (scripts and styles inline).
+    max_html_bytes: int = 10_000_000
     model: ModelConfig = msgspec.field(default_factory=ModelConfig)
     chunk: ChunkConfig = msgspec.field(default_factory=ChunkConfig)
     search: SearchConfig = msgspec.field(default_factory=SearchConfig)
@@ -154,8 +161,20 @@ class Config(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fields=Tr
     def __post_init__(self) -> None:
         if not 1 <= self.max_file_bytes <= 1_000_000_000:
             raise ValueError("max_file_bytes: expected an integer from 1 to 1000000000")
+        for key in ("max_pdf_bytes", "max_html_bytes"):
+            if not 1 <= getattr(self, key) <= 1_000_000_000:
+                raise ValueError(f"{key}: expected an integer from 1 to 1000000000")
         for key, patterns in (("include", self.include), ("exclude", self.exclude)):
             _check_patterns(key, patterns)
+
+    def size_cap(self, rel_path: str) -> tuple[str, int]:
+        """(setting, bytes) that caps the size of the file at `rel_path`, by its kind."""
+        lower = rel_path.lower()
+        if lower.endswith(".pdf"):
+            return "max_pdf_bytes", self.max_pdf_bytes
+        if lower.endswith((".html", ".htm")):
+            return "max_html_bytes", self.max_html_bytes
+        return "max_file_bytes", self.max_file_bytes
 
 
 def _check_patterns(key: str, patterns: list[str]) -> None:

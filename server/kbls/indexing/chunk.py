@@ -228,7 +228,8 @@ class Chunker:
             groups = self._pack(self._pieces(section, room), room)
             for group in groups:
                 drafts.append((crumb, group, len(groups) == 1))
-        chunks = self._finish(self._merge_tiny(drafts), embed_title=not note.title_from_name)
+        kept = self._merge_tiny(drafts) if note.merge_sections else [(c, g) for c, g, _ in drafts]
+        chunks = self._finish(kept, embed_title=not note.title_from_name)
         return self._in_context(chunks, opening_words(note))
 
     def _in_context(self, chunks: list[Chunk], opening: str) -> list[Chunk]:

@@ -18,6 +18,7 @@ from urllib.parse import unquote
 
 import yaml
 
+from kbls.indexing.formats.org import org_structure
 from kbls.indexing.linkforms import MARKDOWN_LINK, URL_SCHEME, WIKI_LINK, destination
 from kbls.indexing.markdown import MarkdownStructure, SourceBlock, line_runs, parse_markdown
 from kbls.indexing.spans import note_spans
@@ -77,7 +78,7 @@ class ParsedNote:
     """What the index keeps of one note: metadata, links and its sections of blocks."""
 
     title: str
-    kind: str  # "md", "txt" or "rst"
+    kind: str  # "md", "txt", "rst", "org", "pdf" or "html"
     note_type: str | None = None
     tags: list[str] = field(default_factory=list)
     aliases: list[str] = field(default_factory=list)
@@ -87,6 +88,8 @@ class ParsedNote:
     warning: str | None = None
     #: the title is the file name (no frontmatter title, H1 or first line): not note content.
     title_from_name: bool = False
+    #: tiny sections may share a chunk; not a PDF's pages: each chunk names its one page.
+    merge_sections: bool = True
     #: where the links and tags are written (markdown only; `kbls.indexing.spans`).
     spans: NoteSpans = field(default_factory=NoteSpans)
 
@@ -97,6 +100,8 @@ def kind_of(path: str) -> str:
         return "md"
     if lower.endswith(".rst"):
         return "rst"
+    if lower.endswith(".org"):
+        return "org"
     return "txt"
 
 
@@ -269,9 +274,10 @@ def _front_matter_only(note: ParsedNote, front_lines: int) -> Section:
     return Section(headings=[], blocks=[Block(0, front_lines - 1, text)])
 
 
-def parse_note(rel_path: str, text: str) -> ParsedNote:
-    """Parse `text` of the file at `rel_path` (posix, relative to the root)."""
-    kind = kind_of(rel_path)
+def parse_note(rel_path: str, text: str, kind: str | None = None) -> ParsedNote:
+    """Parse `text` of the file at `rel_path` (posix, relative to the root), as `kind` (default:
+    the kind its name says; a saved web page's extracted text is parsed as markdown)."""
+    kind = kind or kind_of(rel_path)
     text = text.replace("\r\n", "\n").replace("\r", "\n")  # the markdown parser counts lines so
     lines = text.split("\n")
     stem = note_stem(rel_path)
@@ -287,6 +293,8 @@ def parse_note(rel_path: str, text: str) -> ParsedNote:
         blocks = structure.blocks + _blocks_txt(lines, plain_from)
     elif kind == "rst":
         blocks = _blocks_rst(lines)
+    elif kind == "org":
+        blocks, meta = org_structure(lines, stem)
     else:
         blocks = _blocks_txt(lines)
 

@@ -26,9 +26,10 @@ from kbls.errors import OutsideRootError
 from kbls.hashing import content_hash
 from kbls.indexing.chunk import Chunker
 from kbls.indexing.embed import Embedder
-from kbls.indexing.parse import parse_note
+from kbls.indexing.formats.documents import read_document
+from kbls.indexing.formats.errors import DocumentError
 from kbls.indexing.scan import NOT_REGULAR, Candidate, Scanner
-from kbls.indexing.text import decode_text, read_regular
+from kbls.indexing.text import read_regular
 from kbls.results import IndexReport, Skipped
 from kbls.storage.records import ChunkRecord, FileRow, NoteRecord
 from kbls.storage.store import Store
@@ -163,8 +164,7 @@ class IndexPipeline:
                 else:
                     candidates.append(candidate)
         report.scanned = len(candidates)
-        limit = self.config.max_file_bytes
-        work = [c for c in candidates if force or _changed(c, known.get(c.rel_path), limit)]
+        work = [c for c in candidates if force or _changed(c, known.get(c.rel_path), self.config.size_cap(c.rel_path)[1])]
         tracker = _Tracker(progress, len(work))
         batch = _Batch(self, tracker)
         for done, candidate in enumerate(work, 1):
@@ -201,9 +201,9 @@ class IndexPipeline:
         if candidate.problem:
             skip(candidate.problem)
             return None
-        limit = self.config.max_file_bytes
+        setting, limit = self.config.size_cap(rel)
         if candidate.size > limit:
-            skip(f"{TOO_LARGE} ({candidate.size} > {limit} bytes)")
+            skip(f"{TOO_LARGE}{setting.removeprefix('max_')} ({candidate.size} > {limit} bytes)")
             return None
         try:
             data = read_regular(candidate.abs_path, limit + 1)
@@ -216,25 +216,23 @@ class IndexPipeline:
             skip(NOT_REGULAR)
             return None
         if len(data) > limit:
-            skip(f"{TOO_LARGE} (> {limit} bytes)")
+            skip(f"{TOO_LARGE}{setting.removeprefix('max_')} (> {limit} bytes)")
             return None
         digest = file_hash(data)
         if not force and row is not None and row.hash == digest and row.error is None:
             self.store.touch(rel, candidate.size, candidate.mtime_ns)
             return None
-        decoded = decode_text(data)  # UTF-8, or UTF-16/32 with a BOM
-        if decoded is None:
-            skip("binary file (contains NUL bytes)")
-            return None
-        text, warning = decoded.text, decoded.warning
-        try:
-            note = parse_note(rel, text)
+        try:  # text decoded and parsed; a PDF or web page through its extractor
+            note = read_document(rel, data).note
             chunks = self.chunker.chunk(note)
+        except DocumentError as exc:  # binary, a scanned PDF: the reason is the user's to read
+            skip(str(exc))
+            return None
         except Exception as exc:  # a parser bug must cost one file, never the run
             log.exception("cannot parse %s", rel)
             skip(f"{UNPARSABLE}: {type(exc).__name__}: {exc}")
             return None
-        warnings = [w for w in (warning, note.warning) if w]
+        warnings = [note.warning] if note.warning else []
         occurrences: dict[str, int] = {}
         records = []
         for ordinal, chunk in enumerate(chunks):
@@ -257,8 +255,9 @@ class IndexPipeline:
         return PreparedNote(record, {chunk.hash: chunk.text for chunk in chunks})
 
 
-#: how the skip reasons that no edit of the file may undo begin (see `_changed`).
-TOO_LARGE = "larger than max_file_bytes"
+#: how the skip reasons that no edit of the file may undo begin (see `_changed`); the size cap's
+#: goes on with its setting's name: `larger than max_file_bytes`, `larger than max_pdf_bytes`.
+TOO_LARGE = "larger than max_"
 UNREADABLE = "cannot read"
 #: a folder the walk could not list: its files are kept as they were indexed.
 UNLISTABLE = "cannot list this folder; its notes stay as last indexed"

@@ -115,10 +115,9 @@ class LocalBackend(NotesBackend):
             raise QueryError(f"{rel} does not exist in {root}")
         if found.problem == LEFT_OUT_TARGET:
             raise OutsideRootError(f"{rel} is not a note of {root}: it is a {found.problem}")
+        cap, max_bytes = engine.config.size_cap(rel)
         try:
-            lines, first, last, total, truncated = read_lines(
-                file, start_line, end_line, engine.config.max_file_bytes
-            )
+            lines, first, last, total, truncated = read_lines(file, start_line, end_line, max_bytes, cap)
         except OSError as exc:
             raise QueryError(f"cannot read {rel}: {exc.strerror or exc}") from None
         except ValueError as exc:

@@ -13,7 +13,8 @@ from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 
 from kbls.errors import OutsideRootError
-from kbls.indexing.text import decode_text, read_regular
+from kbls.indexing.formats.documents import document_text
+from kbls.indexing.text import read_regular
 
 #: most lines and characters one `read_note` returns; the result says where to read on.
 MAX_NOTE_LINES = 400
@@ -66,8 +67,11 @@ def _checked(root: Path, rel: str, shown: str) -> str:
     return rel
 
 
-def read_lines(file: Path, start_line: int | None, end_line: int | None, max_bytes: int) -> tuple[list[str], int, int, int, bool]:
-    """(lines, first, last, total, truncated) of `file`'s 1-based inclusive range, bounded.
+def read_lines(
+    file: Path, start_line: int | None, end_line: int | None, max_bytes: int, cap: str = "max_file_bytes"
+) -> tuple[list[str], int, int, int, bool]:
+    """(lines, first, last, total, truncated) of `file`'s 1-based inclusive range, bounded by
+    `max_bytes`, the value of the setting `cap`.
 
     :raises OSError: when the file cannot be read; ValueError for a range outside the file.
     """
@@ -75,11 +79,10 @@ def read_lines(file: Path, start_line: int | None, end_line: int | None, max_byt
     if data is None:
         raise ValueError("not a regular file (FIFO, socket or device); kbls does not read it")
     if len(data) > max_bytes:
-        raise ValueError(f"the file is larger than max_file_bytes ({max_bytes} bytes); kbls does not index it")
-    decoded = decode_text(data)  # as the indexer reads it: UTF-8, or UTF-16/32 with a BOM
-    if decoded is None:
-        raise ValueError("the file is binary (contains NUL bytes)")
-    text = decoded.text
+        raise ValueError(f"the file is larger than {cap} ({max_bytes} bytes); kbls does not index it")
+    # As the indexer reads it: text decoded, a PDF's pages or a web page's article extracted
+    # (DocumentError is a ValueError: binary, a scanned PDF).
+    text = document_text(file.name, data)
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
