@@ -12,6 +12,8 @@ from tests.support.corpus import write
 from tests.support.documents import CHROME_WORDS, pdf_bytes, saved_page
 
 from kbls.cli import main
+from kbls.config import Config
+from kbls.editing.checks import note_problems
 from kbls.mcp.local import LocalBackend
 
 FOLDER = "Bibliothèque partagée/Été 2026"
@@ -116,3 +118,16 @@ def test_a_pdf_over_its_size_cap_is_skipped_naming_the_setting(vault: Any) -> No
     reasons = {s["path"]: s["reason"] for s in json.loads(out)["skipped"]}
     assert status == 0 and reasons[PDF].startswith("larger than max_pdf_bytes")
     assert [h["path"] for h in _search(vault, "sourdough", "--mode", "lexical")] == [PAGE]
+
+
+def test_a_link_to_a_pdf_page_is_not_a_missing_heading(root: Path, make_engine: Any) -> None:
+    """A PDF's bytes hold no headings: `[manual](manual.pdf#page=2)` is a link to a page, which
+    the link check must not flag as a heading the file lacks."""
+    (root / "manual.pdf").write_bytes(pdf_bytes(["one", "two"]))
+    note = "# Pump\n\nSee [the manual](manual.pdf#page=2) and [the notes](other.md#nowhere).\n"
+    write(root, "pump.md", note)
+    write(root, "other.md", "# Other\n\ntext\n")
+    engine = make_engine(root, config=Config(include=["**/*.md", "**/*.pdf"]))
+    engine.index()
+    problems = note_problems(engine.links, "pump.md", note.split("\n"))
+    assert [p.ref.target for p in problems] == ["other.md"]  # the check runs; the PDF page passes

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 
+from kbls.indexing.formats.documents import document_kind
 from kbls.indexing.linkforms import WIKI_NAME_STOPS, folder_keys, name_key, path_keys
 from kbls.indexing.parse import MAX_FRONTMATTER_LINES
 from kbls.indexing.text import decode_text, read_regular
@@ -315,8 +316,8 @@ class LinkResolver:
 
     def read_lines(self, rel: str, limit: int) -> list[str] | None:
         found = self.inside(rel)
-        if found is None:
-            return None
+        if found is None or document_kind(rel) is not None:
+            return None  # a PDF's or web page's bytes hold no headings a link's `#page=2` names
         try:
             data = read_regular(found, limit)  # a FIFO swapped in after `inside` must not block
         except OSError:
