@@ -134,3 +134,13 @@ def test_start_up_does_not_import_the_pdf_or_web_page_libraries() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_an_org_roam_note_with_a_leading_property_drawer_and_lowercase_keywords() -> None:
+    text = (
+        ":PROPERTIES:\n:ID:       8f1c-roam-id\n:END:\n"
+        "#+title: Zettel on compost\n#+filetags: :soil:\n\nBrown and green layers.\n"
+    )
+    note = parse_note("roam/20261201-compost.org", text)
+    assert note.title == "Zettel on compost" and note.tags == ["soil"]
+    assert [b.text for s in note.sections for b in s.blocks] == ["Brown and green layers."]
