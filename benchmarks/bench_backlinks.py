@@ -16,6 +16,7 @@ import os
 import random
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -116,19 +117,23 @@ def main() -> None:
 
 
 def write_doc(notes: int, runs: int, rows: list[tuple[str, float, float]]) -> None:
-    from benchmarks.doc_section import replace_section
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from doc_section import replace_section
 
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     table = "\n".join(f"| {name} | {p50:.1f} | {worst:.1f} |" for name, p50, worst in rows)
     section = (
         f"{START}\n## References and rename (issue 20)\n"
-        f"`benchmarks/bench_backlinks.py` on {date.today()}, commit {commit}, load average {load} (a shared two-core\n"
-        f"machine): {notes:,} generated notes in 50 folders, 6 links each (wiki by title, markdown by relative\n"
-        f"path with an anchor), one note linked from 200 notes, one from 500; engine calls, warm, {runs} runs.\n"
-        f"Targets: references on the note with 200 backlinks ≤ 30 ms, rename of the note linked from 500 ≤ 300 ms.\n\n"
+        f"`benchmarks/bench_backlinks.py --write` on {date.today()}, commit {commit}, load average {load} at\n"
+        f"the end of the run (a two-core machine shared by eight sessions: far from idle). {notes:,} generated\n"
+        f"notes in 50 folders, 6 links each (wiki by title, markdown by relative path with an anchor); one note\n"
+        f"linked from 200 notes, one from 500 (half by title, which a title rename rewrites, half by relative\n"
+        f"path, which a move rewrites). Engine calls, warm, {runs} runs. Targets: references on the note with 200\n"
+        f"backlinks ≤ 30 ms, rename of the note linked from 500 ≤ 300 ms.\n\n"
         f"| call | p50 ms | max ms |\n|---|---|---|\n{table}\n\n"
-        f"Rename reads each linking note (500 files) to edit the text as it is now; references read none.\n{END}"
+        f"References read no note (the index's spans); rename and moves read each linking note (500 files)\n"
+        f"to edit the text as it is now.\n{END}"
     )
     replace_section(DOC, START, END, section)
 
