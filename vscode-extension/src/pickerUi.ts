@@ -1,6 +1,7 @@
 // The QuickPick for KB: Search and KB: Related Notes. The logic (debounce, cancellation,
 // formatting) lives in `searchPicker.ts`; this file only talks to VS Code.
 import * as vscode from "vscode";
+import { opensAtLines } from "./documentKinds";
 import * as kb from "./protocol";
 import { emptyMessage, hitsToItems, SearchController, searchTitle, selectionForRange, shouldRefresh, type HitItem } from "./searchPicker";
 
@@ -22,8 +23,13 @@ function placeholderItem(label: string): Item {
 }
 
 /** Opens a hit with its chunk selected (cursor on the chunk's first line) and revealed. */
-export async function openHit(hit: kb.Hit, options: { side?: boolean; preserveFocus?: boolean } = {}): Promise<vscode.TextEditor> {
+export async function openHit(hit: kb.Hit, options: { side?: boolean; preserveFocus?: boolean } = {}): Promise<vscode.TextEditor | undefined> {
   const uri = vscode.Uri.parse(hit.uri);
+  if (!opensAtLines(hit.uri)) {
+    const shown: vscode.TextDocumentShowOptions = { viewColumn: options.side ? vscode.ViewColumn.Beside : undefined, preserveFocus: options.preserveFocus ?? false, preview: !options.side };
+    await vscode.commands.executeCommand("vscode.open", uri, shown);
+    return undefined;
+  }
   const doc = await vscode.workspace.openTextDocument(uri);
   const editor = await vscode.window.showTextDocument(doc, {
     viewColumn: options.side ? vscode.ViewColumn.Beside : undefined,
