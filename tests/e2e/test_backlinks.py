@@ -160,6 +160,8 @@ def test_kb_backlinks_lists_each_link_with_its_section_and_words(session: LspSes
     assert answer["notes"] == 2
     assert [(i["path"], i["range"]["start"]["line"]) for i in items][:2] == [(READER, 2), (READER, 2)]
     assert "[[Café Crème#Milk]]" in items[0]["context"] and items[0]["title"] == "Reader"
+    hub = [i for i in items if i["path"] == HUB]
+    assert hub[0]["context"] == "- [[Café Crème]] by title"  # a list item, not the whole list
     assert all(i["uri"].startswith(root.as_uri()) for i in items)
 
 

@@ -2,7 +2,9 @@
 --- following the cursor in note buffers (debounced; a request still in flight is cancelled when
 --- the cursor moves on). Each note is a block: its score, then its title and sections, why it is
 --- related and where, wrapped to the window's width so that nothing is cut. `<CR>` on any line of
---- a block opens the note at its section, `<C-l>` inserts a link to it.
+--- a block opens the note at its section, `<C-l>` inserts a link to it. Below them, the note's
+--- backlinks (`kb/backlinks`, asked once per note): each linking note at its link, with the words
+--- of its paragraph.
 local api = require("kbls.api")
 local config = require("kbls.config")
 local items = require("kbls.items")
@@ -35,6 +37,10 @@ local ns = vim.api.nvim_create_namespace("kbls-panel")
 ---@field group integer|nil
 ---@field last table|nil what was rendered last (rendered again when the width changes)
 ---@field width integer|nil the width it was wrapped to
+---@field backlinks kbls.Item[]|nil the followed note's backlinks (`backlinks_uri`'s)
+---@field backlinks_uri string|nil
+---@field backlink_notes integer|nil how many notes link there
+---@field backlinks_line integer|nil the panel line of the "Backlinks" title
 M.state = { shown = {} }
 
 ---@return boolean
@@ -99,18 +105,17 @@ end
 ---@param width integer
 ---@return table[][] lines of chunks
 function M.block(item, width)
-  local head = { { ("%-" .. INDENT .. "s"):format(("%.2f"):format(item.score)), items.hl.score } }
+  local mark = item.backlink and "<-" or ("%.2f"):format(item.score)
+  local head = { { ("%-" .. INDENT .. "s"):format(mark), items.hl.score } }
   head[#head + 1] = { item.title, items.hl.title }
   if #item.sections > 0 then
     head[#head + 1] = { items.SEP .. table.concat(item.sections, items.SEP), items.hl.breadcrumb }
   end
   local out = M.wrap(head, width, INDENT)
   local pad = { (" "):rep(INDENT), nil }
-  if #item.reasons > 0 then
-    vim.list_extend(
-      out,
-      M.wrap({ pad, { table.concat(item.reasons, "; "), items.hl.reason } }, width, INDENT)
-    )
+  local why = item.backlink and item.snippet or table.concat(item.reasons, "; ")
+  if why ~= "" then
+    vim.list_extend(out, M.wrap({ pad, { why, items.hl.reason } }, width, INDENT))
   end
   local where = ("%s:%d"):format(item.relpath, item.lnum)
   vim.list_extend(out, M.wrap({ pad, { where, items.hl.path } }, width, INDENT))
@@ -131,8 +136,24 @@ local function render(header, entries, message)
   if message then
     lines[#lines + 1] = message
   end
-  for _, item in ipairs(entries or {}) do
-    for _, chunks in ipairs(M.block(item, width)) do
+  local shown_entries = vim.list_extend({}, entries or {})
+  local backlinks = st.backlinks or {}
+  local section_at = nil
+  if #backlinks > 0 then
+    shown_entries[#shown_entries + 1] = false -- the section's title goes here
+    vim.list_extend(shown_entries, backlinks)
+  end
+  for _, item in ipairs(shown_entries) do
+    if item == false then
+      lines[#lines + 1] = ""
+      lines[#lines + 1] = ("Backlinks (%d %s)"):format(
+        st.backlink_notes,
+        st.backlink_notes == 1 and "note" or "notes"
+      )
+      marks[#lines] = { { 0, #lines[#lines], items.hl.title } }
+      section_at = #lines
+    end
+    for _, chunks in ipairs(item and M.block(item, width) or {}) do
       local text, col, hls = {}, 0, {}
       for _, chunk in ipairs(chunks) do
         text[#text + 1] = chunk[1]
@@ -146,6 +167,7 @@ local function render(header, entries, message)
       marks[#lines] = hls
     end
   end
+  st.backlinks_line = section_at
   vim.bo[st.buf].modifiable = true
   vim.api.nvim_buf_set_lines(st.buf, 0, -1, false, lines)
   vim.bo[st.buf].modifiable = false
@@ -156,6 +178,31 @@ local function render(header, entries, message)
       vim.api.nvim_buf_set_extmark(st.buf, ns, row - 1, hl[1], { end_col = hl[2], hl_group = hl[3] })
     end
   end
+end
+
+--- Ask for the backlinks of the note at `uri` (once per note; the panel shows them below the
+--- related notes). A server that cannot answer leaves the section out.
+---@param bufnr integer
+---@param uri string
+local function ask_backlinks(bufnr, uri)
+  local st = M.state
+  if st.backlinks_uri == uri then
+    return
+  end
+  st.backlinks_uri, st.backlinks, st.backlink_notes = uri, nil, 0
+  api.backlinks({ uri = uri }, function(err, result)
+    if err or st.backlinks_uri ~= uri or type(result) ~= "table" then
+      return
+    end
+    local list = items.items(vim.tbl_map(require("kbls.backlinks").hit, result.backlinks or {}))
+    for _, item in ipairs(list) do
+      item.backlink = true
+    end
+    st.backlinks, st.backlink_notes = list, result.notes or #list
+    if st.last then
+      render(unpack(st.last, 1, 3))
+    end
+  end, { bufnr = bufnr })
 end
 
 --- Ask for the notes related to the cursor's line of `win`, unless that was the last question.
@@ -180,6 +227,7 @@ function M.update(win)
   if not p then
     return
   end
+  ask_backlinks(bufnr, p.uri)
   local name = vim.fn.fnamemodify(vim.api.nvim_buf_get_name(bufnr), ":t")
   local header = ("Related to %s:%d"):format(name, line)
   st.requester:send(function(handler)

@@ -170,6 +170,39 @@ describe("references, rename and backlinks against the real daemon", function()
     assert.matches("Backlinks of Café Crème.md", shown)
   end)
 
+  it(":KbRelatedPanel shows the note's backlinks below its related notes; <CR> opens one", function()
+    vim.cmd("edit " .. vim.fn.fnameescape(root .. "/" .. CAFE))
+    vim.api.nvim_win_set_cursor(0, { 5, 0 })
+    local panel = require("kbls.panel")
+    panel.open()
+    local lines
+    assert.is_true(
+      vim.wait(REQUEST_TIMEOUT, function()
+        lines = vim.api.nvim_buf_get_lines(panel.state.buf, 0, -1, false)
+        return vim.tbl_contains(lines, "Backlinks (2 notes)")
+      end, 50),
+      "no backlinks section: " .. vim.inspect(lines)
+    )
+    local at = panel.state.backlinks_line
+    assert.equals("Backlinks (2 notes)", lines[at])
+    assert.matches("^<%-", lines[at + 1])
+    local section = table.concat(vim.list_slice(lines, at + 1), " ")
+    assert.matches("Hub", section) -- the linking notes' titles, their paragraphs
+    assert.matches("Reader", section)
+    assert.matches("coffee", section)
+    vim.api.nvim_set_current_win(panel.state.win)
+    vim.api.nvim_win_set_cursor(panel.state.win, { at + 1, 0 })
+    vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes("<CR>", true, false, true), "x", false)
+    assert.is_true(
+      vim.wait(REQUEST_TIMEOUT, function()
+        local name = vim.api.nvim_buf_get_name(0)
+        return name == root .. "/" .. READER or name == root .. "/" .. HUB
+      end, 20),
+      "<CR> opened " .. vim.api.nvim_buf_get_name(0)
+    )
+    panel.close()
+  end)
+
   it("vim.lsp.buf.rename() on the title rewrites the links by title in the linking notes' buffers", function()
     vim.cmd("edit " .. vim.fn.fnameescape(root .. "/" .. CAFE))
     vim.api.nvim_win_set_cursor(0, { 2, 9 })

@@ -11,6 +11,7 @@ opens (its best match), as in definition and document links.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -24,6 +25,7 @@ from kbls.storage.records import LinkSpan, SourcedLink, Span
 from kbls.storage.store import Store
 
 _SETEXT_UNDERLINE = ("=", "-")
+_LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s")
 #: characters of the linking paragraph a backlink shows.
 CONTEXT_CHARS = 240
 
@@ -228,14 +230,20 @@ class LinkGraph:
 
 
 def _paragraph(lines: Iterable[str], line: int) -> str:
-    """The paragraph holding `line` as one line of words, cut to CONTEXT_CHARS."""
+    """The paragraph (or list item) holding `line` as one line of words, cut to CONTEXT_CHARS."""
     rows = list(lines)
     if not 0 <= line < len(rows):
         return ""
     first = last = line
-    while first > 0 and rows[first - 1].strip():
-        first -= 1
-    while last + 1 < len(rows) and rows[last + 1].strip():
-        last += 1
+    if _LIST_ITEM.match(rows[line]):  # a list item is its own paragraph, with its indented lines
+        while last + 1 < len(rows) and rows[last + 1].strip() and not _LIST_ITEM.match(rows[last + 1]) and (
+            rows[last + 1][:1].isspace()
+        ):
+            last += 1
+    else:
+        while first > 0 and rows[first - 1].strip() and not _LIST_ITEM.match(rows[first - 1]):
+            first -= 1
+        while last + 1 < len(rows) and rows[last + 1].strip() and not _LIST_ITEM.match(rows[last + 1]):
+            last += 1
     words = " ".join(" ".join(rows[first : last + 1]).split())
     return words if len(words) <= CONTEXT_CHARS else words[: CONTEXT_CHARS - 1] + "…"
