@@ -14,7 +14,8 @@ Timed against the real `kbls serve` over stdio (request written -> response pars
 notification written -> `publishDiagnostics` read):
 - diagnostics after didOpen (published at once) and after one didChange (published 250 ms after
   the last change: the figure quoted is the time past that pause, and the raw one beside it);
-- `Daemon.check_links` of the same note in-process (what the server's thread spends);
+- the link check of the same note in-process (`editing.checks.report` through `Daemon.in_root`:
+  what the server's thread spends);
 - documentSymbol of an unchanged version (the parse kept) and the first one after a change
   (the parse included);
 - completion after `#` (all tags, most used first) and after `#` and two letters.
@@ -201,25 +202,29 @@ def measure(rounds: int) -> dict[str, Any]:
 
 
 def engine_check(root: Path, lines: list[str], rounds: int) -> dict[str, float]:
-    """`Daemon.check_links` and the outline parse in-process, for the same note."""
+    """The link check and the outline parse in-process, for the same note."""
+    from functools import partial
+
     from kbls.daemon.service import Daemon
+    from kbls.editing import checks
     from kbls.editing.outline import outline
 
     daemon = Daemon(watch=False)
     daemon.start([(root.as_uri(), root)])
     daemon.wait_idle(600)
     path = root / "long" / "engine.md"
-    daemon.check_links(path, lines)  # the catalogue is read once
-    checks, parses = [], []
+    check = partial(checks.report, lines=lines)
+    daemon.in_root(path, check)  # the catalogue is read once
+    checked, parses = [], []
     for _ in range(rounds):
         started = time.perf_counter()
-        daemon.check_links(path, lines)
-        checks.append((time.perf_counter() - started) * 1000)
+        daemon.in_root(path, check)
+        checked.append((time.perf_counter() - started) * 1000)
         started = time.perf_counter()
         outline(lines)
         parses.append((time.perf_counter() - started) * 1000)
     daemon.shutdown()
-    return {"check_p50_ms": round(pct(checks, 50), 2), "parse_p50_ms": round(pct(parses, 50), 2)}
+    return {"check_p50_ms": round(pct(checked, 50), 2), "parse_p50_ms": round(pct(parses, 50), 2)}
 
 
 ROWS = (
@@ -253,7 +258,7 @@ def write_doc(result: dict[str, Any]) -> None:
         f"{result['rounds']} rounds.",
     ])
     engine_line = " ".join([
-        f"In-process, same note: `Daemon.check_links` p50 {engine['check_p50_ms']} ms (the server's thread);",
+        f"In-process, same note: the link check (`editing.checks.report`) p50 {engine['check_p50_ms']} ms (the server's thread);",
         f"the CommonMark block parse of the outline (markdown-it-py) p50 {engine['parse_p50_ms']} ms, which is",
         "why the parse is kept per document version and shared by documentSymbol and foldingRange.",
     ])

@@ -14,7 +14,6 @@ per-user daemon); the work behind each lives in the modules above.
 
 from __future__ import annotations
 
-import datetime as dt
 import logging
 import time
 from collections.abc import Callable, Collection
@@ -46,7 +45,6 @@ from kbls.daemon.roots import Located, Root, RootRegistry, folder_path
 from kbls.daemon.status import StatusReporter, joined, refusal, refused_status, state_of
 from kbls.daemon.watch import FileChange, own_watch_enabled
 from kbls.daemon.worker import STORE_REPLACED, Worker
-from kbls.editing import checks
 from kbls.engine import Engine
 from kbls.errors import OutsideRootError, QueryError
 from kbls.limits import MAX_LIMIT, MAX_TAGS, RELATED_LIMIT
@@ -281,26 +279,10 @@ class Daemon:
         root = found.root
         return Resolved(root.folder, self._guarded(root, lambda: root.engine.links.resolve(found.rel, refs, lines)))
 
-    def check_links(self, path: Path | str, lines: list[str], refs: list[LinkRef] | None = None) -> checks.LinkReport:
-        """The problems of the links of the note at `path` (whose text is `lines`; `refs`: only those).
-
-        :raises OutsideRootError: for a path outside every root.
-        """
-        found = self.locate(path)
-        root = found.root
-        problems = self._guarded(root, lambda: checks.note_problems(root.engine.links, found.rel, lines, refs))
-        return checks.LinkReport(root.folder, problems, root.engine.config.diagnostics)
-
-    def link_fixes(self, path: Path | str, ref: LinkRef, lines: list[str]) -> checks.LinkFixes:
-        """What may fix the link `ref` of the note at `path`: notes it may have meant, the note to create."""
-        found = self.locate(path)
-        root = found.root
-        today = dt.date.today()
-        return self._guarded(root, lambda: checks.fixes(root.engine.links, root.folder, found.rel, ref, lines, today))
-
     def in_root(self, path: Path | str, ask: Callable[[Engine, str], T]) -> InRoot[T]:
         """`ask` the engine of the root holding `path` about it (by its root-relative path): the
-        entry of the note-graph features (references, backlinks, rename), a guarded read.
+        entry of the note-graph and note-editing features (references, backlinks, rename, link
+        diagnostics and fixes, unlinked mentions), a guarded read.
 
         :raises OutsideRootError: for a path outside every root.
         """

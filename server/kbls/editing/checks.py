@@ -1,5 +1,5 @@
-"""A note's link problems and a broken link's fixes, for one root's engine: what the daemon's
-`check_links` and `link_fixes` run (the LSP layer turns them into diagnostics and code actions).
+"""A note's link problems and a broken link's fixes, for one root's engine: what the LSP layer
+asks through `Daemon.in_root` and turns into diagnostics and code actions.
 """
 
 from __future__ import annotations
@@ -7,12 +7,12 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from kbls.config import DiagnosticsConfig
 from kbls.editing.linkcheck import LinkProblem, Problem, check_links, sentence_of
 from kbls.editing.linkfixes import LinkRewrite, did_you_mean, heading_fixes, label_of, rewrite
 from kbls.editing.newnote import NewNote, new_note
+from kbls.engine import Engine
 from kbls.retrieval.links import MAX_HEADING_READ_BYTES
 from kbls.retrieval.linksyntax import LinkRef, heading_text
 from kbls.retrieval.notelinks import NoteLinks
@@ -20,9 +20,8 @@ from kbls.retrieval.notelinks import NoteLinks
 
 @dataclass(frozen=True, slots=True)
 class LinkReport:
-    """The problems of a note's links, with its root's folder (as named) and severities."""
+    """The problems of a note's links, with its root's severities."""
 
-    folder: Path
     problems: list[LinkProblem]
     severities: DiagnosticsConfig
 
@@ -31,7 +30,6 @@ class LinkReport:
 class LinkFixes:
     """What may fix one link: None/[] where it has no problem of that kind."""
 
-    folder: Path
     problem: LinkProblem | None = None
     #: notes it may have meant (a missing note), or an ambiguous name's notes, best first.
     rewrites: list[LinkRewrite] = field(default_factory=list)
@@ -40,33 +38,35 @@ class LinkFixes:
     new_note: NewNote | None = None
 
 
-def note_problems(links: NoteLinks, source: str, lines: list[str], refs: Sequence[LinkRef] | None = None) -> list[LinkProblem]:
-    return check_links(links.catalogue(), links.resolver, source, lines, refs)
+def report(engine: Engine, source: str, lines: list[str], refs: Sequence[LinkRef] | None = None) -> LinkReport:
+    """The problems of the links of the note at `source` (whose text is `lines`; `refs`: only those)."""
+    links = engine.links
+    return LinkReport(check_links(links.catalogue(), links.resolver, source, lines, refs), engine.config.diagnostics)
 
 
-def fixes(links: NoteLinks, folder: Path, source: str, ref: LinkRef, lines: list[str], today: dt.date) -> LinkFixes:
+def fixes(links: NoteLinks, source: str, ref: LinkRef, lines: list[str], today: dt.date) -> LinkFixes:
     """The fixes of `ref` (a link of the note at `source`, whose text is `lines`)."""
     catalogue = links.catalogue()
     found = check_links(catalogue, links.resolver, source, lines, [ref])
     if not found:
-        return LinkFixes(folder)
+        return LinkFixes()
     problem = found[0]
     sentence = sentence_of(lines, ref)
     if problem.problem == Problem.MISSING_NOTE:
         title = label_of(ref, lines)
         return LinkFixes(
-            folder, problem, did_you_mean(links, catalogue, source, ref, sentence, lines),
+            problem, did_you_mean(links, catalogue, source, ref, sentence, lines),
             new_note=new_note(links, catalogue, links.resolver, source, ref, title, sentence, lines, today),
         )
     if problem.problem == Problem.AMBIGUOUS:
-        return LinkFixes(folder, problem, _each_of(links, source, ref, lines, problem))
+        return LinkFixes(problem, _each_of(links, source, ref, lines, problem))
     if problem.problem == Problem.MISSING_HEADING and problem.notes:
         target = problem.notes[0]
         target_lines = lines if target == source else links.resolver.read_lines(target, MAX_HEADING_READ_BYTES) or []
         headings = [text for line in target_lines if (text := heading_text(line))]
         note = catalogue.by_path.get(target)
-        return LinkFixes(folder, problem, headings=heading_fixes(ref, lines, headings, note.title if note else ""))
-    return LinkFixes(folder, problem)
+        return LinkFixes(problem, headings=heading_fixes(ref, lines, headings, note.title if note else ""))
+    return LinkFixes(problem)
 
 
 def _each_of(links: NoteLinks, source: str, ref: LinkRef, lines: list[str], problem: LinkProblem) -> list[LinkRewrite]:

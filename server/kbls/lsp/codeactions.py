@@ -11,7 +11,10 @@ create files (`workspace.workspaceEdit.resourceOperations` holds `create`).
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
+from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
@@ -19,8 +22,10 @@ from pygls.exceptions import JsonRpcException
 from pygls.workspace import TextDocument
 from pygls.workspace.position_codec import ServerTextPosition, ServerTextRange
 
+from kbls.editing import checks
 from kbls.editing.checks import LinkFixes
 from kbls.editing.linkcheck import Problem
+from kbls.engine import Engine
 from kbls.lsp import mentions
 from kbls.lsp.uris import file_uri, open_document
 from kbls.retrieval.linksyntax import LinkRef, links_in
@@ -58,14 +63,19 @@ async def code_action(ls: KblsServer, params: types.CodeActionParams) -> list[ty
     if not _wanted(params, types.CodeActionKind.QuickFix):
         return actions
     fixed: list[types.CodeAction] = []
+    today = dt.date.today()
     for ref in links_under(document, raw, lines, params.range)[:MAX_FIXED_LINKS]:
         try:
-            fixes: LinkFixes = await ls.call(ls.query_pool, ls.daemon.link_fixes, path, ref, lines)
+            found = await ls.call(ls.query_pool, ls.daemon.in_root, path, partial(_fixes, ref=ref, lines=lines, today=today))
         except JsonRpcException as exc:
             log.debug("no fixes for %s: %s", document.uri, exc)
             return None
-        fixed.extend(fix_actions(ls, document, raw, ref, fixes, list(params.context.diagnostics)))
+        fixed.extend(fix_actions(ls, document, raw, ref, found.folder, found.answer, list(params.context.diagnostics)))
     return fixed + actions
+
+
+def _fixes(engine: Engine, rel: str, ref: LinkRef, lines: list[str], today: dt.date) -> LinkFixes:
+    return checks.fixes(engine.links, rel, ref, lines, today)
 
 
 def _wanted(params: types.CodeActionParams, kind: types.CodeActionKind) -> bool:
@@ -88,7 +98,7 @@ def links_under(document: TextDocument, raw: list[str], lines: list[str], where:
 
 
 def fix_actions(
-    ls: KblsServer, document: TextDocument, raw: list[str], ref: LinkRef, fixes: LinkFixes,
+    ls: KblsServer, document: TextDocument, raw: list[str], ref: LinkRef, folder: Path, fixes: LinkFixes,
     sent: list[types.Diagnostic],
 ) -> list[types.CodeAction]:
     if fixes.problem is None:
@@ -107,7 +117,7 @@ def fix_actions(
     for heading, text in fixes.headings:
         actions.append(_rewrite(ls, f'Link to heading "{heading}"', document, where, text, matching))
     if fixes.new_note is not None and _creates_files(ls):
-        uri = file_uri(fixes.folder / fixes.new_note.path)
+        uri = file_uri(folder / fixes.new_note.path)
         created = types.WorkspaceEdit(document_changes=[
             types.CreateFile(uri, options=types.CreateFileOptions(overwrite=False, ignore_if_exists=True)),
             types.TextDocumentEdit(

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
@@ -25,6 +27,7 @@ from pygls.workspace.position_codec import ServerTextPosition, ServerTextRange
 
 from kbls.config import DiagnosticsConfig, Severity
 from kbls.daemon.answers import IndexState
+from kbls.editing import checks
 from kbls.editing.checks import LinkReport
 from kbls.editing.linkcheck import LinkProblem
 from kbls.engine import Engine
@@ -168,9 +171,9 @@ async def diagnostics_of(ls: KblsServer, document: TextDocument) -> list[types.D
     raw = list(document.lines)
     lines = [line.rstrip("\r\n") for line in raw]
     try:
-        report: LinkReport = await ls.call(ls.query_pool, ls.daemon.check_links, path, lines)
-        found = to_diagnostics(report, document, raw)
-        hint = _SEVERITIES.get(report.severities.unlinked_mention)
+        checked = await ls.call(ls.query_pool, ls.daemon.in_root, path, partial(checks.report, lines=lines))
+        found = to_diagnostics(checked.answer, checked.folder, document, raw)
+        hint = _SEVERITIES.get(checked.answer.severities.unlinked_mention)
         if hint is not None:
 
             def ask(engine: Engine, rel: str) -> list[types.Diagnostic]:
@@ -183,7 +186,7 @@ async def diagnostics_of(ls: KblsServer, document: TextDocument) -> list[types.D
     return found
 
 
-def to_diagnostics(report: LinkReport, document: TextDocument, raw: list[str]) -> list[types.Diagnostic]:
+def to_diagnostics(report: LinkReport, folder: Path, document: TextDocument, raw: list[str]) -> list[types.Diagnostic]:
     out = []
     for problem in report.problems:
         severity = severity_of(report.severities, problem)
@@ -194,7 +197,7 @@ def to_diagnostics(report: LinkReport, document: TextDocument, raw: list[str]) -
             code=problem.problem.value, source=SOURCE,
             related_information=[
                 types.DiagnosticRelatedInformation(
-                    types.Location(file_uri(report.folder / path), types.Range(
+                    types.Location(file_uri(folder / path), types.Range(
                         types.Position(0, 0), types.Position(0, 0))),
                     path,
                 )

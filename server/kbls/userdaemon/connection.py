@@ -24,7 +24,6 @@ from pygls.protocol.language_server import lsp_method
 from kbls.daemon.answers import DaemonStatus, InRoot, NotesAnswer, NotesRequest, SearchAnswer, SearchRequest, TagsAnswer
 from kbls.daemon.roots import Root, folder_path
 from kbls.daemon.watch import FileChange
-from kbls.editing.checks import LinkFixes, LinkReport
 from kbls.engine import Engine
 from kbls.errors import OutsideRootError
 from kbls.lsp import wire
@@ -172,13 +171,6 @@ class ClientView:
         self._check(path)
         return self.host.daemon.resolve_links(path, refs, lines)
 
-    def check_links(self, path: Path | str, lines: list[str], refs: list[LinkRef] | None = None) -> LinkReport:
-        self._check(path)
-        return self.host.daemon.check_links(path, lines, refs)
-
-    def link_fixes(self, path: Path | str, ref: LinkRef, lines: list[str]) -> LinkFixes:
-        self._check(path)
-        return self.host.daemon.link_fixes(path, ref, lines)
 
     def in_root(self, path: Path | str, ask: Callable[[Engine, str], Q]) -> InRoot[Q]:
         self._check(path)
