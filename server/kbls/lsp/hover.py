@@ -26,7 +26,8 @@ from kbls.errors import OutsideRootError
 from kbls.lsp import convert
 from kbls.lsp.links import _server_position, target_uri
 from kbls.lsp.uris import client_uri, open_document
-from kbls.retrieval.linksyntax import ATX_HEADING, FENCE, link_at
+from kbls.retrieval.links import is_heading
+from kbls.retrieval.linksyntax import link_at
 
 if TYPE_CHECKING:
     from kbls.lsp.server import KblsServer
@@ -36,7 +37,6 @@ log = logging.getLogger(__name__)
 HOVER_LIMIT = 5
 #: the client setting (`workspace/configuration` section) whose `prose` key turns prose hovers on.
 SETTINGS_SECTION = "kbls.hover"
-_SETEXT_UNDERLINE = (set("="), set("-"))
 
 
 def register(server: KblsServer) -> None:
@@ -56,7 +56,7 @@ async def hover(ls: KblsServer, params: types.HoverParams) -> types.Hover | None
         if at is None:
             return None
         lines = [line.rstrip("\r\n") for line in raw]
-        if heading_at(lines, at.line):
+        if is_heading(lines, at.line):
             return convert.hover(await _related(ls, path, at.line))
         ref = link_at(lines, at.line, at.character)
         if ref is not None:
@@ -76,28 +76,6 @@ async def hover(ls: KblsServer, params: types.HoverParams) -> types.Hover | None
 
 async def _related(ls: KblsServer, path: Path, line: int) -> SearchAnswer:
     return await ls.call(ls.query_pool, ls.daemon.related, path, line, HOVER_LIMIT)
-
-
-def heading_at(lines: list[str], line: int) -> bool:
-    """The line is a heading's: ATX, or setext text over a line of `=` or `-` (not in a fence)."""
-    if not 0 <= line < len(lines) or _in_fence(lines, line):
-        return False
-    text = lines[line]
-    if ATX_HEADING.match(text):
-        return True
-    below = lines[line + 1].strip() if line + 1 < len(lines) else ""
-    return bool(text.strip()) and not text.startswith("    ") and set(below) in _SETEXT_UNDERLINE
-
-
-def _in_fence(lines: list[str], line: int) -> bool:
-    fence: str | None = None
-    for text in lines[:line]:
-        match = FENCE.match(text)
-        if fence is None and match:
-            fence = match.group(1)[0]
-        elif fence is not None and match and match.group(1)[0] == fence:
-            fence = None
-    return fence is not None or bool(FENCE.match(lines[line]))
 
 
 async def prose_wanted(ls: KblsServer, uri: str) -> bool:

@@ -17,14 +17,13 @@ from dataclasses import dataclass
 
 from kbls.indexing.linkforms import folder_keys, name_key, path_keys
 from kbls.indexing.parse import parse_note
-from kbls.retrieval.links import Catalogue, HeadingLines, Note, heading_line
-from kbls.retrieval.linksyntax import ATX_HEADING, LinkKind, LinkRef, heading_text, link_at
+from kbls.retrieval.links import Catalogue, HeadingLines, Note, heading_line, is_heading
+from kbls.retrieval.linksyntax import LinkKind, LinkRef, heading_text, link_at
 from kbls.retrieval.notelinks import NoteLinks
 from kbls.retrieval.notetexts import NoteTexts, OpenNotes
 from kbls.storage.records import LinkSpan, SourcedLink, Span
 from kbls.storage.store import Store
 
-_SETEXT_UNDERLINE = ("=", "-")
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s")
 #: characters of the linking paragraph a backlink shows.
 CONTEXT_CHARS = 240
@@ -104,7 +103,7 @@ class LinkGraph:
         ref = link_at(text, line, character)
         if ref is not None:
             return self._link_target(path, ref, text)
-        if self._is_heading(text, line) and not self._is_title(path, text, line):
+        if is_heading(text, line) and not self._is_title(path, text, line):
             return Target(path, heading_line=line)
         return Target(path)
 
@@ -119,15 +118,6 @@ class LinkGraph:
         lines = text if target == path else self.texts({}).lines(target)
         at = heading_line(lines, ref.heading)
         return Target(target, heading_line=at) if at is not None else Target(target)
-
-    @staticmethod
-    def _is_heading(text: list[str], line: int) -> bool:
-        if heading_text(text[line]) is not None:
-            return True
-        under = text[line + 1].strip() if line + 1 < len(text) else ""
-        return bool(text[line].strip()) and bool(under) and set(under) <= set(_SETEXT_UNDERLINE) and not (
-            ATX_HEADING.match(text[line])
-        )
 
     def _is_title(self, path: str, text: list[str], line: int) -> bool:
         """The heading at `line` is the note's title (its first H1, when the title is not in front matter)."""

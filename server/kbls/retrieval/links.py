@@ -22,6 +22,7 @@ import os
 import posixpath
 import re
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
@@ -244,13 +245,27 @@ def heading_line(lines: list[str], heading: str) -> int | None:
     `===` or `---`), not in code nor in front matter."""
     wanted, slug = heading.strip().lower(), heading_slug(heading)
     anchors: Counter[str] = Counter()
-
-    def named(text: str) -> bool:
+    for number, text in headings(lines):
         base = heading_slug(text)
         repeat = anchors[base]
         anchors[base] += 1
-        return text.strip().lower() == wanted or (f"{base}-{repeat}" if repeat else base) == slug
+        if text.strip().lower() == wanted or (f"{base}-{repeat}" if repeat else base) == slug:
+            return number
+    return None
 
+
+def is_heading(lines: list[str], line: int) -> bool:
+    """The line is a heading's (ATX, or setext text over its underline), as `headings` reads them."""
+    for number, _ in headings(lines):
+        if number >= line:
+            return number == line
+    return False
+
+
+def headings(lines: list[str]) -> Iterator[tuple[int, str]]:
+    """Each heading's 0-based line and text, in order: ATX (`## Text`) or setext (`Text` over
+    `===` or `---`), not in a fenced code block nor in front matter (the one heading reader every
+    link feature uses)."""
     fence: str | None = None
     paragraph: int | None = None  # the line a setext underline would make a heading
     for number in range(_front_matter_end(lines), len(lines)):
@@ -267,12 +282,16 @@ def heading_line(lines: list[str], heading: str) -> int | None:
         if fence is not None:
             continue
         text = heading_text(line)
-        if text is not None and named(text):
-            return number
-        if paragraph is not None and _SETEXT.match(line) and named(lines[paragraph]):
-            return paragraph
-        paragraph = number if line.strip() and text is None else None
-    return None
+        if text is not None:
+            yield number, text
+            paragraph = None
+            continue
+        if paragraph is not None and _SETEXT.match(line):
+            yield paragraph, lines[paragraph].strip()
+            paragraph = None
+            continue
+        # an indented line opens no paragraph (it is code) but may continue one
+        paragraph = number if line.strip() and (paragraph is not None or not line.startswith("    ")) else None
 
 
 def _front_matter_end(lines: list[str]) -> int:

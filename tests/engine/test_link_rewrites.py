@@ -1,0 +1,94 @@
+"""Rename, references and file moves at the engine, with the real store, parser and model: the
+cases a reviewer found wrong (front matter read as a heading, a `# comment` in a fence read as a
+heading, a moved note's own anchors, names that would break a wiki link, tags whose lowercase is
+longer than their written form).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from tests.support.corpus import write
+
+from kbls.engine import Engine
+from kbls.indexing.embed import Embedder
+from kbls.retrieval.backlinks import Target
+from kbls.retrieval.rename import RenamePlan
+
+
+@pytest.fixture
+def vault(tmp_path: Path, embedder: Embedder) -> Iterator[Callable[[dict[str, str]], tuple[Engine, Path]]]:
+    engines: list[Engine] = []
+
+    def build(notes: dict[str, str]) -> tuple[Engine, Path]:
+        root = tmp_path / f"my notes é {len(engines)}"
+        for rel, text in notes.items():
+            write(root, rel, text)
+        engine = Engine(root, store_dir=tmp_path / f"store-{len(engines)}", embedder=embedder)
+        engine.index()
+        engines.append(engine)
+        return engine, root
+
+    yield build
+    for engine in engines:
+        engine.close()
+
+
+def _lines(root: Path, rel: str) -> list[str]:
+    return (root / rel).read_text(encoding="utf-8").split("\n")
+
+
+def _applied(plan: RenamePlan) -> dict[str, list[str]]:
+    """Each edited note's lines with its edits applied (edits of a line right to left)."""
+    out: dict[str, list[str]] = {}
+    for note in plan.notes:
+        rows = list(note.lines)
+        for edit in sorted(note.edits, key=lambda e: (e.line, e.start), reverse=True):
+            row = rows[edit.line]
+            rows[edit.line] = row[: edit.start] + edit.text + row[edit.end :]
+        out[note.path] = rows
+    return out
+
+
+def test_rename_on_front_matter_title_renames_the_title(vault: Callable[..., tuple[Engine, Path]]) -> None:
+    engine, root = vault({"old.md": "---\ntitle: Old Note\n---\n\nBody text\n", "b.md": "# B\n\nsee [[Old Note]]\n"})
+    lines = _lines(root, "old.md")
+    target = engine.renames.prepare("old.md", lines, 1, 9)
+    assert (target.kind, target.placeholder) == ("title", "Old Note")
+    edited = _applied(engine.renames.rename("old.md", lines, 1, 9, "New Note", {}))
+    assert edited["old.md"][1] == "title: New Note"
+    assert edited["b.md"][2] == "see [[New Note]]"
+
+
+def test_last_front_matter_key_is_no_setext_heading(vault: Callable[..., tuple[Engine, Path]]) -> None:
+    engine, root = vault({"old.md": "---\ntitle: Old\ndate: 2024-01-01\n---\n\nBody text\n"})
+    lines = _lines(root, "old.md")
+    assert engine.graph.target_at("old.md", lines, 2, 2) == Target("old.md")
+    with pytest.raises(Exception, match="title"):
+        engine.renames.prepare("old.md", lines, 2, 2)
+
+
+def test_comment_in_a_code_fence_is_no_heading(vault: Callable[..., tuple[Engine, Path]]) -> None:
+    text = "# Old\n\n```bash\n# install deps\nnpm ci\n```\n\n## Setup\n"
+    engine, root = vault({"old.md": text, "b.md": "# B\n[[Old#install deps]]\n"})
+    lines = _lines(root, "old.md")
+    assert engine.graph.target_at("old.md", lines, 3, 4) == Target("old.md")
+    assert engine.graph.target_at("old.md", lines, 7, 4) == Target("old.md", heading_line=7)
+    with pytest.raises(Exception, match="title"):
+        engine.renames.prepare("old.md", lines, 3, 4)
+
+
+def test_move_leaves_a_notes_own_anchor_links_alone(vault: Callable[..., tuple[Engine, Path]]) -> None:
+    engine, root = vault({
+        "notes/old.md": "# Old\n\n## First part\n\nSee [below](#first-part) and [other](../other.md).\n",
+        "other.md": "# Other\n\n[o](notes/old.md)\n",
+    })
+    own = _lines(root, "notes/old.md")
+    edited = _applied(engine.renames.moves([("notes/old.md", "archive/old.md")], {}))
+    assert edited.get("notes/old.md", own)[4] == "See [below](#first-part) and [other](../other.md)."
+    assert edited["other.md"][2] == "[o](archive/old.md)"
+    edited = _applied(engine.renames.moves([("notes", "Notes 2026")], {}))
+    assert edited.get("notes/old.md", own)[4] == own[4]
+    assert edited["other.md"][2] == "[o](Notes%202026/old.md)"
