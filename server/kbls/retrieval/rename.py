@@ -223,8 +223,8 @@ class Renamer:
         new_target = path_moved(old_target, moves)
         row = current.lines[link.span.line]
         if link.kind == "path":
-            if new_target is None and new_source == current.path:
-                return None
+            if not link.target or (new_target is None and new_source == current.path):
+                return None  # `[below](#part)` names its own note wherever it lives
             keep_extension = link.key == old_target
             return markdown_path_edit(row, link, new_source, new_target or old_target, keep_extension)
         if new_target is None or old_target not in catalogue.by_path:
