@@ -6,6 +6,7 @@ test_outline, test_tag_completion)."""
 from __future__ import annotations
 
 import datetime as dt
+from pathlib import Path
 
 import pytest
 
@@ -14,7 +15,7 @@ from kbls.editing.linkfixes import rewrite
 from kbls.editing.mentions import name_mentions, paragraph_at
 from kbls.editing.outline import FoldKind, outline
 from kbls.editing.tagsyntax import tag_typing
-from kbls.retrieval.links import Catalogue, LinkStyle, WikiForm
+from kbls.retrieval.links import Catalogue, LinkResolver, LinkStyle, WikiForm
 from kbls.retrieval.linksyntax import links_in
 from kbls.storage.records import NoteName
 
@@ -89,6 +90,22 @@ def test_a_new_note_is_named_and_shaped_like_most_of_its_siblings() -> None:
     text = newnote._text("Focaccia", [kebab, kebab, other], dt.date(2026, 12, 1))
     assert text == "---\ntype: recipe\ntags: []\ncreated: 2026-12-01\n---\n# Focaccia\n\n"
     assert newnote._text("Focaccia", [], dt.date(2026, 12, 1)) == "# Focaccia\n\n"
+
+
+def test_no_new_note_through_a_symlinked_folder_out_of_the_root(tmp_path: Path) -> None:
+    root = tmp_path / "my notes é"
+    root.mkdir()
+    (tmp_path / "outside").mkdir()
+    (root / "a.md").write_text("# A\n", encoding="utf-8")
+    (root / "out").symlink_to(tmp_path / "outside")
+    catalogue = Catalogue.of([NoteName(1, "a.md", "A", ())])
+    resolver = LinkResolver(root)
+    lines = ["See [new](out/new.md), [[out/other]] and [here](sub/new%20one.md)."]
+    made = [
+        newnote.new_note(None, catalogue, resolver, "a.md", ref, "New", "", lines, dt.date(2026, 12, 1))  # type: ignore[arg-type]
+        for ref in links_in(lines)
+    ]
+    assert [m.path if m else None for m in made] == [None, None, "sub/new one.md"]
 
 
 def test_a_paragraph_names_notes_by_title_and_alias_outside_links_and_code() -> None:

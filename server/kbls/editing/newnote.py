@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import posixpath
 import re
 from collections import Counter
 from dataclasses import dataclass
+from pathlib import Path
 
 from kbls.editing.linkcheck import link_words
 from kbls.retrieval.links import Catalogue, LinkResolver, relative_target
@@ -60,7 +62,26 @@ def new_note(
     sentence: str, lines: list[str], today: dt.date,
 ) -> NewNote | None:
     """The note to create for the broken `ref` in the note at `source`; None when it names no
-    note that can be created inside the root (a path out of it, a file that is not a note)."""
+    note that can be created inside the root (a path out of it, also through a symlinked folder;
+    a file that is not a note)."""
+    planned = _planned(links, catalogue, resolver, source, ref, title, sentence, lines, today)
+    return planned if planned is not None and _inside_root(resolver.root, planned.path) else None
+
+
+def _inside_root(root: Path, rel: str) -> bool:
+    """The file at `rel` would be written inside the root's real folder (symlinks followed, the
+    folders still to create included)."""
+    try:
+        real_root = Path(os.path.realpath(root))
+        return Path(os.path.realpath(root / rel)).parent.is_relative_to(real_root)
+    except (OSError, ValueError):
+        return False
+
+
+def _planned(
+    links: NoteLinks, catalogue: Catalogue, resolver: LinkResolver, source: str, ref: LinkRef, title: str,
+    sentence: str, lines: list[str], today: dt.date,
+) -> NewNote | None:
     if ref.kind == LinkKind.PATH:
         rel = relative_target(source, ref.target)
         if rel is None or not ref.target:
