@@ -8,6 +8,7 @@ The work is done by `indexing.pipeline` (scan, parse, chunk, embed, write), `ret
 from __future__ import annotations
 
 import logging
+import os
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -160,13 +161,17 @@ class Engine:
         return related_notes(self.store, self.vectors, self.root, self.scanner.relative(path), line, limit)
 
     def open_notes(self, documents: Mapping[Path, Sequence[str]]) -> dict[str, Sequence[str]]:
-        """The editor's open documents inside this root, by root-relative path."""
+        """The editor's open documents inside this root, by root-relative path (a path that
+        reaches out of the root's real folder through a symlinked folder is not in it)."""
+        real_root = Path(os.path.realpath(self.scanner.root))
         out = {}
         for path, lines in documents.items():
             try:
-                out[self.scanner.relative(path)] = lines
+                rel = self.scanner.relative(path)
             except OutsideRootError:
                 continue
+            if Path(os.path.realpath(path.parent)).is_relative_to(real_root):
+                out[rel] = lines
         return out
 
     def status(self) -> RootStatus:

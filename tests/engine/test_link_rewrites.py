@@ -92,3 +92,18 @@ def test_move_leaves_a_notes_own_anchor_links_alone(vault: Callable[..., tuple[E
     edited = _applied(engine.renames.moves([("notes", "Notes 2026")], {}))
     assert edited.get("notes/old.md", own)[4] == own[4]
     assert edited["other.md"][2] == "[o](Notes%202026/old.md)"
+
+
+def test_an_open_note_reached_through_a_symlink_out_of_the_root_is_not_edited(
+    vault: Callable[..., tuple[Engine, Path]],
+) -> None:
+    engine, root = vault({"old.md": "# Old Title\n", "b.md": "# B\n[[Old Title]]\n"})
+    outside = root.parent / "outside"
+    outside.mkdir()
+    (outside / "x.md").write_text("# X\n[[Old Title]]\n", encoding="utf-8")
+    (root / "out").symlink_to(outside)
+    opened = engine.open_notes({root / "out" / "x.md": ["# X", "[[Old Title]]"], root / "b.md": ["# B", "[[Old Title]]"]})
+    assert list(opened) == ["b.md"]
+    plan = engine.renames.rename("old.md", ["# Old Title"], 0, 3, "New Title", opened)
+    assert sorted(n.path for n in plan.notes) == ["b.md", "old.md"]
+    assert [b.reference.path for b in engine.graph.backlinks("old.md", opened)] == ["b.md"]
