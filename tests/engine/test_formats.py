@@ -144,3 +144,17 @@ def test_an_org_roam_note_with_a_leading_property_drawer_and_lowercase_keywords(
     note = parse_note("roam/20261201-compost.org", text)
     assert note.title == "Zettel on compost" and note.tags == ["soil"]
     assert [b.text for s in note.sections for b in s.blocks] == ["Brown and green layers."]
+
+
+def test_reading_a_pdf_again_reuses_its_extracted_text_until_the_file_changes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """MCP read_note reads a long PDF a range at a time: extracting it once per call cost seconds."""
+    from kbls.indexing.formats import pdf
+
+    calls: list[str] = []
+    real = pdf.read_pdf
+    monkeypatch.setattr(pdf, "read_pdf", lambda rel, data: calls.append(rel) or real(rel, data))
+    first, edited = pdf_bytes(["cached page one"]), pdf_bytes(["edited page one"])
+    assert "cached page one" in document_text("cache/a.pdf", first)
+    assert document_text("cache/a.pdf", first) == document_text("cache/a.pdf", first)
+    assert "edited page one" in document_text("cache/a.pdf", edited)
+    assert calls == ["cache/a.pdf", "cache/a.pdf"]

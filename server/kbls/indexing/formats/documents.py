@@ -5,8 +5,11 @@ and parsed, PDFs and saved web pages through their extractors. The indexer and t
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 
+from kbls.hashing import content_hash
 from kbls.indexing.formats.errors import DocumentError
 from kbls.indexing.parse import ParsedNote, parse_note
 from kbls.indexing.text import decode_text
@@ -53,13 +56,39 @@ def read_document(rel_path: str, data: bytes) -> Document:
     return Document(decoded.text, note)
 
 
+class _ExtractedTexts:
+    """The extracted texts of the last few PDFs and pages read, by content hash: an agent reads
+    a long PDF a range at a time, and pypdf takes seconds for a few hundred pages."""
+
+    def __init__(self, kept: int) -> None:
+        self.kept = kept
+        self._texts: OrderedDict[str, str] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def text(self, rel_path: str, data: bytes) -> str:
+        key = f"{document_kind(rel_path)}:{content_hash(data)}"
+        with self._lock:
+            if key in self._texts:
+                self._texts.move_to_end(key)
+                return self._texts[key]
+        text = read_document(rel_path, data).text
+        with self._lock:
+            self._texts[key] = text
+            while len(self._texts) > self.kept:
+                self._texts.popitem(last=False)
+        return text
+
+
+_EXTRACTED = _ExtractedTexts(kept=8)
+
+
 def document_text(rel_path: str, data: bytes) -> str:
     """The text a reader is shown of the file at `rel_path` (a text file is only decoded).
 
     :raises DocumentError: as `read_document`.
     """
     if document_kind(rel_path) is not None:
-        return read_document(rel_path, data).text
+        return _EXTRACTED.text(rel_path, data)
     decoded = decode_text(data)
     if decoded is None:
         raise DocumentError(BINARY)
