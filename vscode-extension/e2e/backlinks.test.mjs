@@ -113,6 +113,30 @@ test("references and rename of notes in a real VS Code", { skip: skipReason, tim
     assert.match(lens, /^2 backlinks · \d+ related$/);
   });
 
+  await t.test("the Related Notes view lists the note's backlinks", { timeout: 120000 }, async () => {
+    await openFile(page, "Café Crème.md");
+    await cursorAt(page, 5, 0);
+    await runCommand(page, "Explorer: Focus on Related Notes View", screenshot);
+    const rows = await until('the "Backlinks (2 notes)" group and its links', async () => {
+      const found = await page.evaluate(() => {
+        for (const pane of document.querySelectorAll(".part.sidebar .pane")) {
+          const header = pane.querySelector(".pane-header");
+          if (!header || !/Related Notes/i.test(header.innerText)) continue;
+          return [...pane.querySelectorAll(".pane-body .monaco-list-row")].map((r) => r.innerText.replace(/\s+/g, " ").trim());
+        }
+        return [];
+      });
+      const at = found.findIndex((r) => r.startsWith("Backlinks (2 notes)"));
+      return at >= 0 && found.length > at + 1 ? found.slice(at) : null;
+    }, 60000).catch(async (e) => {
+      await screenshot("related-backlinks-timeout");
+      throw e;
+    });
+    await screenshot("related-backlinks");
+    assert.ok(rows.some((r) => /hub\.md:3/.test(r)), JSON.stringify(rows));
+    assert.ok(rows.some((r) => /reader\.md:3/.test(r)), JSON.stringify(rows));
+  });
+
   await t.test("F2 on the title renames the note and its links by title", { timeout: 120000 }, async () => {
     await openFile(page, "Café Crème.md");
     await cursorAt(page, 2, 10); // in `title: Café Crème`

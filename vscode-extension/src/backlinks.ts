@@ -5,6 +5,7 @@
 import * as vscode from "vscode";
 import type { KbClient } from "./client";
 import * as kb from "./protocol";
+import type { RelatedRow } from "./relatedItems";
 import { parseBacklinksResult } from "./wireParse";
 
 export const BACKLINKS_COMMAND = "kbls.showBacklinks";
@@ -23,6 +24,25 @@ export function backlinkItem(b: kb.Backlink): BacklinkItem {
   };
 }
 
+/** The backlinks of the note at `uri` (throws what the request throws). */
+export async function backlinksOf(conn: kb.RequestSender, uri: string): Promise<kb.BacklinksResult> {
+  return parseBacklinksResult(await conn.sendRequest(kb.Methods.backlinks, kb.backlinksParams(uri)));
+}
+
+/** A backlink as a row of the Related Notes view (its "Backlinks" group): opens at the link. */
+export function backlinkRow(b: kb.Backlink): RelatedRow {
+  const hit: kb.Hit = {
+    uri: b.uri, path: b.path, root: b.root, range: b.range, title: b.title, breadcrumb: b.breadcrumb,
+    snippet: b.context, score: 0, signals: { semantic: null, lexical: null }, reasons: [], more: 0,
+  };
+  return {
+    label: b.title || b.path,
+    description: `${b.path}:${b.range.start.line + 1}`,
+    tooltip: [b.breadcrumb.replace(/>/g, "›"), b.context, `${b.path}:${b.range.start.line + 1}`].filter(Boolean).join("\n\n"),
+    hit,
+  };
+}
+
 export function registerBacklinks(context: vscode.ExtensionContext, kbClient: KbClient): void {
   context.subscriptions.push(
     vscode.commands.registerCommand(BACKLINKS_COMMAND, async (arg?: unknown) => {
@@ -37,7 +57,7 @@ export function registerBacklinks(context: vscode.ExtensionContext, kbClient: Kb
       if (!client) return;
       let result: kb.BacklinksResult;
       try {
-        result = parseBacklinksResult(await client.sendRequest(kb.Methods.backlinks, kb.backlinksParams(uri.toString())));
+        result = await backlinksOf(client, uri.toString());
       } catch (e) {
         void vscode.window.showErrorMessage(`KB: Show Backlinks: ${e instanceof Error ? e.message : String(e)}`);
         return;

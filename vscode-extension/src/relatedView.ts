@@ -2,8 +2,10 @@
 // the active markdown note (`kb/related` with the position), asked again when the cursor settles
 // in another section (relatedFollow.ts decides when), each row with its title, why it is related
 // and its score. A click opens the note at the related section; "Insert link here" writes a link
-// to it at the cursor of the last markdown note the user was in.
+// to it at the cursor of the last markdown note the user was in. Below them, a "Backlinks (N
+// notes)" group lists the links from other notes to this one (`kb/backlinks`, once per note).
 import * as vscode from "vscode";
+import { backlinkRow, backlinksOf } from "./backlinks";
 import type { KbClient } from "./client";
 import { openHit } from "./pickerUi";
 import * as kb from "./protocol";
@@ -19,6 +21,15 @@ export const ViewCommands = {
   insertLink: "kbls.insertRelatedLink",
   refresh: "kbls.refreshRelatedNotes",
 } as const;
+
+/** The "Backlinks" group at the end of the view: the links from other notes to the shown note. */
+interface BacklinksGroup {
+  uri: string;
+  notes: number;
+  rows: RelatedRow[];
+}
+type ViewRow = RelatedRow | BacklinksGroup;
+const isGroup = (row: ViewRow): row is BacklinksGroup => "rows" in row;
 
 function isNote(doc: vscode.TextDocument): boolean {
   return doc.languageId === "markdown" && doc.uri.scheme === "file";
@@ -39,14 +50,16 @@ class HeadingCache {
   }
 }
 
-export class RelatedNotesView implements vscode.TreeDataProvider<RelatedRow>, vscode.Disposable {
+export class RelatedNotesView implements vscode.TreeDataProvider<ViewRow>, vscode.Disposable {
   private readonly changed = new vscode.EventEmitter<void>();
   readonly onDidChangeTreeData = this.changed.event;
-  private readonly view: vscode.TreeView<RelatedRow>;
+  private readonly view: vscode.TreeView<ViewRow>;
   private readonly follower: RelatedFollower<kb.SearchResult>;
   private readonly headings = new HeadingCache();
   private readonly disposables: vscode.Disposable[] = [];
   private rows: RelatedRow[] = [];
+  /** The shown note's backlinks (undefined: not asked yet, or asked again once the index changes). */
+  private backlinks: BacklinksGroup | undefined;
   private place: CursorPlace | undefined;
   private shownState: string | undefined;
   /** The markdown note "Insert link here" writes into: the last one the user was in. */
@@ -85,6 +98,7 @@ export class RelatedNotesView implements vscode.TreeDataProvider<RelatedRow>, vs
       // Once the index is ready again (a saved note was re-indexed, the model finished loading),
       // the answer on screen may be out of date: ask again.
       this.kbClient.onDidChangeIndex((n) => {
+        if (n.state === "ready") this.backlinks = undefined;
         if (n.state === "ready" && this.place && this.view.visible) void this.follower.refresh(this.place);
       }),
       vscode.workspace.onDidChangeConfiguration((e) => {
@@ -140,9 +154,36 @@ export class RelatedNotesView implements vscode.TreeDataProvider<RelatedRow>, vs
       this.view.message = `Nothing related yet: the index is ${this.shownState === "loading" ? "loading" : "being built"}.`;
     else this.view.message = "No related notes for this section.";
     this.changed.fire();
+    void this.loadBacklinks(place.uri);
   }
 
-  getTreeItem(row: RelatedRow): vscode.TreeItem {
+  /** Ask for the backlinks of the note at `uri` unless they are shown already; a server that
+   * cannot answer leaves the group out. */
+  private async loadBacklinks(uri: string): Promise<void> {
+    if (this.backlinks?.uri === uri) return;
+    this.backlinks = { uri, notes: 0, rows: [] };
+    try {
+      const conn = await this.kbClient.ready();
+      if (!conn) return;
+      const result = await backlinksOf(conn, uri);
+      if (this.backlinks?.uri !== uri) return;
+      this.backlinks = { uri, notes: result.notes, rows: result.backlinks.map(backlinkRow) };
+      this.changed.fire();
+    } catch {
+      // the related notes stay; the group is left out
+    }
+  }
+
+  getTreeItem(row: ViewRow): vscode.TreeItem {
+    if (isGroup(row)) {
+      const group = new vscode.TreeItem(
+        `Backlinks (${row.notes} ${row.notes === 1 ? "note" : "notes"})`,
+        vscode.TreeItemCollapsibleState.Expanded,
+      );
+      group.iconPath = new vscode.ThemeIcon("references");
+      group.tooltip = "The links from other notes to this one";
+      return group;
+    }
     const item = new vscode.TreeItem(row.label, vscode.TreeItemCollapsibleState.None);
     item.description = row.description;
     item.tooltip = row.tooltip;
@@ -152,8 +193,10 @@ export class RelatedNotesView implements vscode.TreeDataProvider<RelatedRow>, vs
     return item;
   }
 
-  getChildren(row?: RelatedRow): RelatedRow[] {
-    return row ? [] : this.rows;
+  getChildren(row?: ViewRow): ViewRow[] {
+    if (row) return isGroup(row) ? row.rows : [];
+    const group = this.backlinks && this.backlinks.uri === this.place?.uri && this.backlinks.rows.length > 0 ? [this.backlinks] : [];
+    return [...this.rows, ...group];
   }
 
   /** The view's refresh button: asks again for the cursor's section. */
