@@ -107,3 +107,31 @@ def test_an_open_note_reached_through_a_symlink_out_of_the_root_is_not_edited(
     plan = engine.renames.rename("old.md", ["# Old Title"], 0, 3, "New Title", opened)
     assert sorted(n.path for n in plan.notes) == ["b.md", "old.md"]
     assert [b.reference.path for b in engine.graph.backlinks("old.md", opened)] == ["b.md"]
+
+
+@pytest.mark.parametrize(("new_name", "anchor"), [("Pros | Cons", "pros--cons"), ("Array [T]", "array-t")])
+def test_a_heading_renamed_to_a_name_a_wiki_anchor_cannot_hold_is_linked_by_slug(
+    vault: Callable[..., tuple[Engine, Path]], new_name: str, anchor: str,
+) -> None:
+    engine, root = vault({
+        "old.md": "# Old\n\n## First part\n\ntext\n",
+        "b.md": "# B\n\n[[old#First part]] [[Old#first-part]] [x](old.md#first-part)\n",
+    })
+    edited = _applied(engine.renames.rename("old.md", _lines(root, "old.md"), 2, 4, new_name, {}))
+    assert edited["old.md"][2] == f"## {new_name}"
+    assert edited["b.md"][2] == f"[[old#{anchor}]] [[Old#{anchor}]] [x](old.md#{anchor})"
+
+
+def test_a_move_to_a_name_a_wiki_link_cannot_hold_links_by_title(vault: Callable[..., tuple[Engine, Path]]) -> None:
+    engine, _ = vault({"old.md": "# Old Title\n", "b.md": "# B\n\n[[old#First part]] and [[Old Title]] and [o](old.md)\n"})
+    edited = _applied(engine.renames.moves([("old.md", "sub dir/Old #1 [x].md")], {}))
+    assert edited["b.md"][2] == "[[Old Title#First part]] and [[Old Title]] and [o](sub%20dir/Old%20%231%20%5Bx%5D.md)"
+
+
+def test_a_tag_whose_lowercase_is_longer_is_renamed_as_written(vault: Callable[..., tuple[Engine, Path]]) -> None:
+    engine, root = vault({"old.md": "# Old\n\ntext #İstanbul #proj/sub\n", "b.md": "# B\n\n#proj here\n"})
+    lines = _lines(root, "old.md")
+    edited = _applied(engine.renames.rename("old.md", lines, 2, 7, "city", {}))
+    assert edited["old.md"][2] == "text #city #proj/sub"
+    edited = _applied(engine.renames.rename("b.md", _lines(root, "b.md"), 2, 2, "work", {}))
+    assert (edited["old.md"][2], edited["b.md"][2]) == ("text #İstanbul #work/sub", "#work here")

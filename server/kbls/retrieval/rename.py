@@ -34,7 +34,7 @@ from kbls.retrieval.linkedits import (
     wiki_name_edit,
 )
 from kbls.retrieval.links import Catalogue, LinkResolver, LinkStyle, Note, WikiForm, heading_line
-from kbls.retrieval.linksyntax import heading_text, link_at
+from kbls.retrieval.linksyntax import heading_slug, heading_text, link_at
 from kbls.retrieval.notetexts import CurrentNote, NoteTexts, OpenNotes
 from kbls.storage.records import LinkSpan, SourcedLink, Span
 
@@ -168,6 +168,8 @@ class Renamer:
             row = current.lines[link.span.line]
             written = link.heading or ""
             anchor = anchor_for(written, old_text, new_text)
+            if link.kind == "wiki" and _NOT_IN_NAME.search(anchor):
+                anchor = heading_slug(new_text)  # `[[n#Pros | Cons]]` would end the anchor at `|`
             edit = wiki_heading_edit(row, link, anchor) if link.kind == "wiki" else markdown_fragment_edit(row, link, anchor)
             plan.add(current, edit)
         return plan.done()
@@ -183,7 +185,9 @@ class Renamer:
                 if use.tag != tag and not use.tag.startswith(f"{tag}/"):
                     continue
                 start = use.span.start + (0 if use.front_matter else 1)
-                plan.add(current, Edit(use.span.line, start, start + len(tag), new_tag))
+                # the tag as written (`İstanbul`), not its lowercase (`i̇stanbul`, one longer)
+                written = "/".join(use.written.split("/")[: tag.count("/") + 1])
+                plan.add(current, Edit(use.span.line, start, start + len(written), new_tag))
         return plan.done()
 
     # -- moves ---------------------------------------------------------------------------------
@@ -255,6 +259,10 @@ class Renamer:
                 name = new_bare
         else:
             return None
+        if _NOT_IN_NAME.search(name):  # `[[dir/Old #1]]` would end the name at `#`
+            if not titled or _NOT_IN_NAME.search(note.title) or len(catalogue.named(note.title, note.path)) > 1:
+                return None
+            name = note.title
         return wiki_name_edit(row, link, name)
 
     def _fresh_links(
