@@ -6,6 +6,7 @@ test_outline, test_tag_completion)."""
 from __future__ import annotations
 
 import datetime as dt
+import time
 from pathlib import Path
 
 import pytest
@@ -120,3 +121,26 @@ def test_a_paragraph_names_notes_by_title_and_alias_outside_links_and_code() -> 
         ("recipes/sourdough-bread.md", "title", "sourdough bread", "[[sourdough bread]]"),
         ("people/Ada Lovelace.md", "alias", "Countess of Lovelace", "[[Countess of Lovelace]]"),
     ]
+
+
+def test_no_mention_inside_a_url_an_autolink_or_an_html_tag() -> None:
+    catalogue = Catalogue.of([
+        NoteName(1, "Library.md", "Library", ()), NoteName(2, "a.md", "A", ()),
+        NoteName(3, "Sourdough bread.md", "Sourdough bread", ()),
+    ])
+    lines = [
+        "See https://docs.python.org/3/library/os.html and <https://example.com/sourdough-bread> and *Library*",
+        'Also an HTML <a href="library">x</a>, www.library.org and 1 < 2 > 0 sourdough bread.',
+    ]
+    found = name_mentions(catalogue, LinkStyle(WikiForm.TITLE), "a.md", lines, 0, 1, set())
+    assert [(m.line, lines[m.line][m.start : m.end]) for m in found] == [(0, "Library"), (1, "sourdough bread")]
+
+
+def test_fences_close_on_their_own_marker_and_a_paragraph_is_found_in_one_pass() -> None:
+    lines = ["# Log", "```", "# not a heading", "```", "~~~", "```", "still code", "~~~"]
+    for i in range(3000):
+        lines += [f"## H{i}", ""] + [f"line {j} of a long paragraph" for j in range(10)] + [""]
+    assert paragraph_at(lines, 2) is None and paragraph_at(lines, 6) is None
+    start = time.perf_counter()
+    assert paragraph_at(lines, len(lines) - 5) == (len(lines) - 11, len(lines) - 2)
+    assert time.perf_counter() - start < 0.5

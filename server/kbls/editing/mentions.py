@@ -39,6 +39,8 @@ MAX_PARAGRAPH_LINES = 40
 #: a word: letters and digits, `-` and `.` inside (an apostrophe ends it: "Ada Lovelace's").
 _WORD = re.compile(r"[^\W_](?:[\w.-]*[^\W_])?")
 _CODE_SPAN = re.compile(r"`[^`\n]*`")
+#: an autolink or HTML tag (`<https://…>`, `<a href="…">`), a bare URL: no words of prose.
+_NOT_PROSE = re.compile(r"<[A-Za-z/!][^<>\n]*>|\b(?:https?|ftp)://\S+|\bwww\.\S+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,28 +63,42 @@ class Mention:
 
 def paragraph_at(lines: list[str], line: int) -> tuple[int, int] | None:
     """The paragraph holding `line`: its run of non-blank lines, no heading, fence or front matter."""
-    if not 0 <= line < len(lines) or not lines[line].strip() or _blocked(lines, line):
+    if not 0 <= line < len(lines) or not lines[line].strip():
+        return None
+    code = _code_lines(lines, min(len(lines), line + MAX_PARAGRAPH_LINES + 1))
+    if _blocked(lines, line, code):
         return None
     first = last = line
-    while first > 0 and line - first < MAX_PARAGRAPH_LINES and lines[first - 1].strip() and not _blocked(lines, first - 1):
+    while first > 0 and line - first < MAX_PARAGRAPH_LINES and lines[first - 1].strip() and not (
+        _blocked(lines, first - 1, code)
+    ):
         first -= 1
     while last + 1 < len(lines) and last - first < MAX_PARAGRAPH_LINES and lines[last + 1].strip() and not (
-        _blocked(lines, last + 1)
+        _blocked(lines, last + 1, code)
     ):
         last += 1
     return first, last
 
 
-def _blocked(lines: list[str], line: int) -> bool:
+def _blocked(lines: list[str], line: int, code: set[int]) -> bool:
     text = lines[line]
-    return bool(ATX_HEADING.match(text) or FENCE.match(text) or text.strip() == "---") or _in_code(lines, line)
+    return bool(ATX_HEADING.match(text) or FENCE.match(text) or text.strip() == "---") or line in code
 
 
-def _in_code(lines: list[str], line: int) -> bool:
-    inside = False
-    for number in range(line):
-        if FENCE.match(lines[number]):
-            inside = not inside
+def _code_lines(lines: list[str], end: int) -> set[int]:
+    """The lines before `end` inside a fenced code block, in one pass (a closing fence is the
+    opening's character, at least as long, and nothing after it)."""
+    inside: set[int] = set()
+    fence: str | None = None
+    for number in range(end):
+        match = FENCE.match(lines[number])
+        if fence is None and match:
+            fence = match.group(1)[0] * len(match.group(1))
+        elif fence is not None:
+            if match and match.group(1).startswith(fence) and not lines[number].strip()[len(match.group(1)) :].strip():
+                fence = None
+            else:
+                inside.add(number)
     return inside
 
 
@@ -127,8 +143,10 @@ def _longest(
 
 
 def _plain(line: str) -> str:
-    """The line with links and code blanked, same length (positions stay)."""
+    """The line with links, code, URLs and `<…>` autolinks or HTML tags blanked, same length
+    (positions stay)."""
     text = _CODE_SPAN.sub(lambda m: " " * len(m.group(0)), line)
+    text = _NOT_PROSE.sub(lambda m: " " * len(m.group(0)), text)
     for ref in links_in([text]):
         text = text[: ref.start] + " " * (ref.end - ref.start) + text[ref.end :]
     return text
