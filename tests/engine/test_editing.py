@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from kbls.editing import newnote
+from kbls.editing.linkcheck import Problem, check_links
 from kbls.editing.linkfixes import rewrite
 from kbls.editing.mentions import name_mentions, paragraph_at
 from kbls.editing.outline import FoldKind, outline
@@ -144,3 +145,15 @@ def test_fences_close_on_their_own_marker_and_a_paragraph_is_found_in_one_pass()
     start = time.perf_counter()
     assert paragraph_at(lines, len(lines) - 5) == (len(lines) - 11, len(lines) - 2)
     assert time.perf_counter() - start < 0.5
+
+
+def test_a_link_to_a_folder_of_the_root_is_no_problem(tmp_path: Path) -> None:
+    root = tmp_path / "my notes é"
+    (root / "projects" / "sub dir").mkdir(parents=True)
+    (tmp_path / "outside").mkdir()
+    (root / "away").symlink_to(tmp_path / "outside")
+    (root / "a.md").write_text("# A\n", encoding="utf-8")
+    catalogue = Catalogue.of([NoteName(1, "a.md", "A", ())])
+    lines = ["[all projects](projects/) [sub](<projects/sub dir/>)", "[away](away/) [up](../outside/)"]
+    found = check_links(catalogue, LinkResolver(root), "a.md", lines)
+    assert [(p.ref.line, p.problem) for p in found] == [(1, Problem.OUTSIDE_ROOT), (1, Problem.OUTSIDE_ROOT)]

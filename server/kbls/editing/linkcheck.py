@@ -136,9 +136,20 @@ def _missing(resolver: LinkResolver, source: str, ref: LinkRef) -> LinkProblem |
     rel = relative_target(source, ref.target) or ref.target
     if resolver.inside(rel) is not None:
         return None  # a file of the root that is not indexed (its headings are not known)
+    if _folder_inside(resolver, rel):
+        return None  # `[all projects](projects/)`: a folder of the root
     if os.path.lexists(resolver.root / rel):
         return LinkProblem(ref, Problem.OUTSIDE_ROOT, f'"{ref.target}" leads out of the workspace folder')
     return LinkProblem(ref, Problem.MISSING_NOTE, f'No note at "{rel}"')
+
+
+def _folder_inside(resolver: LinkResolver, rel: str) -> bool:
+    """`rel` is a folder inside the root's real folder (symlinks followed)."""
+    try:
+        real, real_root = Path(os.path.realpath(resolver.root / rel)), Path(os.path.realpath(resolver.root))
+        return real.is_dir() and real.is_relative_to(real_root)
+    except (OSError, ValueError):  # a NUL byte (`%00` in a link), a name too long for the system
+        return False
 
 
 def _heading_missing(
