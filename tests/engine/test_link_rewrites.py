@@ -6,15 +6,19 @@ longer than their written form).
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from tests.support.corpus import write
 
+from kbls.editing import checks, linkfixes
 from kbls.engine import Engine
 from kbls.indexing.embed import Embedder
 from kbls.retrieval.backlinks import Target
+from kbls.retrieval.linksyntax import links_in
+from kbls.retrieval.notelinks import LinkQuery, LinkSuggestion
 from kbls.retrieval.rename import RenamePlan
 
 
@@ -135,3 +139,31 @@ def test_a_tag_whose_lowercase_is_longer_is_renamed_as_written(vault: Callable[.
     assert edited["old.md"][2] == "text #city #proj/sub"
     edited = _applied(engine.renames.rename("b.md", _lines(root, "b.md"), 2, 2, "work", {}))
     assert (edited["old.md"][2], edited["b.md"][2]) == ("text #İstanbul #work/sub", "#work here")
+
+
+def test_did_you_mean_is_scored_once_per_link_until_the_notes_change(
+    vault: Callable[..., tuple[Engine, Path]], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    engine, root = vault({
+        "sourdough bread.md": "# Sourdough bread\n\nFlour, water, salt.\n",
+        "j.md": "# J\n\nBaked [[sourdogh bread]] today.\n",
+    })
+    lines = _lines(root, "j.md")
+    ref = links_in(lines)[0]
+    asked: list[str] = []  # the did-you-mean searches by meaning (the new note's folder vote asks its own)
+    suggest = engine.links.suggest
+
+    def counted(source: str, query: LinkQuery) -> list[LinkSuggestion]:
+        if query.limit == linkfixes.CANDIDATES:
+            asked.append(query.context)
+        return suggest(source, query)
+
+    monkeypatch.setattr(engine.links, "suggest", counted)
+    first = checks.fixes(engine.links, "j.md", ref, lines, dt.date(2026, 12, 1))
+    again = checks.fixes(engine.links, "j.md", ref, lines, dt.date(2026, 12, 1))
+    assert [r.path for r in first.rewrites][:1] == ["sourdough bread.md"] and again.rewrites == first.rewrites
+    assert len(asked) == 1
+    write(root, "sourdough bread 2.md", "# Sourdough bread 2\n")
+    engine.index()
+    later = checks.fixes(engine.links, "j.md", ref, lines, dt.date(2026, 12, 1))
+    assert len(asked) == 2 and "sourdough bread 2.md" in [r.path for r in later.rewrites]

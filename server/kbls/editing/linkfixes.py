@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import posixpath
 import re
+import threading
+import weakref
 from dataclasses import dataclass
 
 from kbls.editing.linkcheck import link_words
@@ -30,6 +32,12 @@ TITLE_WEIGHT = 0.5
 MEANING_WEIGHT = 0.5
 #: a candidate scoring less than this is not offered (alike in nothing).
 MIN_SCORE = 0.15
+#: did-you-mean answers kept per root (by link words and sentence, for one catalogue version).
+SCORED_CACHE = 64
+_SCORED: weakref.WeakKeyDictionary[NoteLinks, dict[tuple[object, ...], list[tuple[float, Note, float, float | None]]]] = (
+    weakref.WeakKeyDictionary()
+)
+_SCORED_LOCK = threading.Lock()
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,8 +70,33 @@ def _names(note: Note) -> list[str]:
 def did_you_mean(
     links: NoteLinks, catalogue: Catalogue, source: str, ref: LinkRef, sentence: str, lines: list[str]
 ) -> list[LinkRewrite]:
-    """The `FIXES` notes the broken `ref` most likely meant, best first; never the note itself."""
+    """The `FIXES` notes the broken `ref` most likely meant, best first; never the note itself.
+    Scored once per link, sentence and catalogue version: an editor asks again on every cursor
+    move over the link (a scan of every note's names and an embedding each time otherwise)."""
     words = link_words(ref)
+    key = (catalogue.version, source, words, sentence)
+    with _SCORED_LOCK:  # code actions are answered on a pool of threads
+        scored = _SCORED.setdefault(links, {}).get(key)
+    if scored is None:
+        scored = _scored(links, catalogue, source, words, sentence, lines)
+        with _SCORED_LOCK:
+            cache = _SCORED.setdefault(links, {})
+            if len(cache) >= SCORED_CACHE:
+                cache.pop(next(iter(cache)))
+            cache[key] = scored
+    style = links.style(catalogue, lines)
+    return [
+        LinkRewrite(
+            note.path, note.title, rewrite(catalogue, style, source, ref, lines, note), round(score, 4), title, meaning
+        )
+        for score, note, title, meaning in scored
+    ]
+
+
+def _scored(
+    links: NoteLinks, catalogue: Catalogue, source: str, words: str, sentence: str, lines: list[str]
+) -> list[tuple[float, Note, float, float | None]]:
+    """The best `FIXES` notes for the link's words: (score, note, title match, meaning)."""
     wanted = trigrams(words)
     by_title = sorted(
         ((max(alike(wanted, trigrams(name)) for name in _names(note)), note) for note in catalogue.notes),
@@ -84,14 +117,10 @@ def did_you_mean(
         if score >= MIN_SCORE:
             scored.append((score, note))
     scored.sort(key=lambda pair: (-pair[0], pair[1].path))
-    style = links.style(catalogue, lines)
-    out = []
-    for score, note in scored[:FIXES]:
-        out.append(LinkRewrite(
-            note.path, note.title, rewrite(catalogue, style, source, ref, lines, note), round(score, 4),
-            round(titles.get(note.path, 0.0), 4), round(meaning[note.path], 4) if note.path in meaning else None,
-        ))
-    return out
+    return [
+        (score, note, round(titles.get(note.path, 0.0), 4), round(meaning[note.path], 4) if note.path in meaning else None)
+        for score, note in scored[:FIXES]
+    ]
 
 
 def rewrite(catalogue: Catalogue, style: LinkStyle, source: str, ref: LinkRef, lines: list[str], note: Note) -> str:
