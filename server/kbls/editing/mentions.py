@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from kbls.indexing.linkforms import name_key
 from kbls.indexing.parse import MAX_FRONTMATTER_LINES
 from kbls.retrieval.links import Catalogue, LinkStyle, Note, WikiForm, wiki_insert
-from kbls.retrieval.linksyntax import ATX_HEADING, FENCE, LinkKind, links_in
+from kbls.retrieval.linksyntax import ATX_HEADING, FENCE, LinkKind, fenced_lines, links_in
 from kbls.retrieval.notelinks import LinkQuery, NoteLinks
 
 #: the longest name looked for, in words.
@@ -65,7 +65,7 @@ def paragraph_at(lines: list[str], line: int) -> tuple[int, int] | None:
     """The paragraph holding `line`: its run of non-blank lines, no heading, fence or front matter."""
     if not 0 <= line < len(lines) or not lines[line].strip():
         return None
-    code = _code_lines(lines, min(len(lines), line + MAX_PARAGRAPH_LINES + 1))
+    code = fenced_lines(lines[: line + MAX_PARAGRAPH_LINES + 1])
     if _blocked(lines, line, code):
         return None
     first = last = line
@@ -83,23 +83,6 @@ def paragraph_at(lines: list[str], line: int) -> tuple[int, int] | None:
 def _blocked(lines: list[str], line: int, code: set[int]) -> bool:
     text = lines[line]
     return bool(ATX_HEADING.match(text) or FENCE.match(text) or text.strip() == "---") or line in code
-
-
-def _code_lines(lines: list[str], end: int) -> set[int]:
-    """The lines before `end` inside a fenced code block, in one pass (a closing fence is the
-    opening's character, at least as long, and nothing after it)."""
-    inside: set[int] = set()
-    fence: str | None = None
-    for number in range(end):
-        match = FENCE.match(lines[number])
-        if fence is None and match:
-            fence = match.group(1)[0] * len(match.group(1))
-        elif fence is not None:
-            if match and match.group(1).startswith(fence) and not lines[number].strip()[len(match.group(1)) :].strip():
-                fence = None
-            else:
-                inside.add(number)
-    return inside
 
 
 def name_mentions(

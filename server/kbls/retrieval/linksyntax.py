@@ -100,7 +100,7 @@ def _code_free(line: str) -> str:
     return _CODE_SPAN.sub(lambda m: " " * len(m.group(0)), line)
 
 
-def _fenced_lines(lines: list[str]) -> set[int]:
+def fenced_lines(lines: list[str]) -> set[int]:
     """Line numbers inside fenced code blocks (fence lines included)."""
     inside: set[int] = set()
     fence: str | None = None
@@ -146,7 +146,7 @@ def _line_links(number: int, line: str) -> list[LinkRef]:
 
 def links_in(lines: list[str]) -> list[LinkRef]:
     """Every wiki and relative markdown link of a document, in order (not those in code)."""
-    fenced = _fenced_lines(lines)
+    fenced = fenced_lines(lines)
     out: list[LinkRef] = []
     for number, line in enumerate(lines):
         if number not in fenced:
@@ -156,7 +156,7 @@ def links_in(lines: list[str]) -> list[LinkRef]:
 
 def link_at(lines: list[str], line: int, character: int) -> LinkRef | None:
     """The link whose text holds the position, if any."""
-    if not 0 <= line < len(lines) or line in _fenced_lines(lines[: line + 1]):
+    if not 0 <= line < len(lines) or line in fenced_lines(lines[: line + 1]):
         return None
     return next((ref for ref in _line_links(line, lines[line]) if ref.start <= character <= ref.end), None)
 
@@ -167,7 +167,7 @@ def typing_at(lines: list[str], line: int, character: int) -> LinkTyping | None:
         return None
     text = lines[line].rstrip("\r\n")
     before, after = text[:character], text[character:]
-    if before.count("`") % 2 or line in _fenced_lines(lines[: line + 1]):
+    if before.count("`") % 2 or line in fenced_lines(lines[: line + 1]):
         return None  # inside code
     wiki = _OPEN_WIKI.search(before)
     if wiki is not None:
@@ -214,7 +214,7 @@ def opening_at(lines: list[str], line: int, character: int) -> LinkTyping | None
     before, after = text[:character], text[character:]
     if not before.endswith("[") or before.endswith("[[") or before.count("`") % 2:
         return None
-    if line in _fenced_lines(lines[: line + 1]):
+    if line in fenced_lines(lines[: line + 1]):
         return None
     end = character + (1 if after.startswith("]") else 0)
     return LinkTyping(LinkKind.WIKI, "", line, character - 1, character, end)
