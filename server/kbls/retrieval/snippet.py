@@ -19,6 +19,8 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import Enum
+from functools import lru_cache
+from itertools import chain
 
 from kbls.query.syntax import STOPWORDS, content_terms, number_forms
 
@@ -30,9 +32,13 @@ _LIST_MARKER = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])\s+(?:\[[ xX]\]\s+)?")
 _QUOTE = re.compile(r"^\s*(?:>\s?)+")
 #: a sentence ends at `.`, `!`, `?` or `…` (with a closing quote or bracket) before a space and
 #: a capital, a digit or an opening quote: "e.g. this" and "v1.2 is" stay whole.
-_SENTENCE_END = re.compile(r"(?<=[.!?…])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9À-ÖØ-Þ])")
-#: characters that are rare in prose and everywhere in code, data dumps and markup.
-_SYMBOLS = frozenset("{}[]()<>=;'\"`|\\$&*^~+@#%")
+_SENTENCE_END = re.compile(r"[.!?…][\"')\]]?(\s+)(?=[\"'(\[]?[A-Z0-9À-ÖØ-Þ])")
+#: characters that are rare in prose and everywhere in code, data dumps and markup (counted by
+#: what `str.translate` leaves out: one C-level pass over the line).
+_DROP_SYMBOLS = str.maketrans("", "", "{}[]()<>=;'\"`|\\$&*^~+@#%")
+_DROP_SPACE = str.maketrans("", "", " \t")
+#: a line without any of these is prose however many quotes and brackets it has.
+_CODE_HINT = re.compile(r"[{}\[\]=;|<>$\\]")
 #: a line of more symbols than this share of its visible characters is code (`{'a': 1, 'b': [2]}`).
 _CODE_SYMBOL_SHARE = 0.2
 #: query words shorter than this match whole words only (`git` not in `digit`, `github`).
@@ -43,6 +49,8 @@ _SUFFIXES = ("ing", "ed", "es", "s")
 OPENING_SENTENCES = 3
 SUBSTANTIAL_WORDS = 4
 _CONTENT_WORD = re.compile(r"[^\W\d_]{3,}")
+#: chunk bodies whose blocks are kept (about 1 KB each).
+BLOCKS_CACHED = 4096
 
 
 class Kind(Enum):
@@ -62,10 +70,34 @@ class Unit:
 @dataclass(frozen=True, slots=True)
 class Term:
     """A query word as the snippet looks for it: the pattern that finds any of its forms at the
-    start of a word (the whole word for a short one)."""
+    start of a word (the whole word for a short one), and those forms, one of which a text must
+    hold (a quick substring test before the pattern)."""
 
     word: str
+    #: any of the forms, as a literal (the regex engine scans for a literal fast; an assertion
+    #: before it would be tried at every position): `find` checks the word's start itself.
     pattern: re.Pattern[str]
+    forms: tuple[str, ...]
+    #: the form must end where the word ends (a short word)
+    whole: bool = False
+
+    def find(self, lowered: str) -> int:
+        """Where the word starts in `lowered`, -1 if nowhere."""
+        for match in self.pattern.finditer(lowered):
+            at, end = match.start(), match.end()
+            if at and _word_char(lowered[at - 1]):
+                continue
+            if self.whole and end < len(lowered) and _word_char(lowered[end]):
+                continue
+            return at
+        return -1
+
+    def in_text(self, lowered: str) -> bool:
+        return any(form in lowered for form in self.forms) and self.find(lowered) >= 0
+
+
+def _word_char(c: str) -> bool:
+    return c.isalnum() or c == "_"
 
 
 def snippet_terms(text: str) -> list[Term]:
@@ -77,11 +109,12 @@ def snippet_terms(text: str) -> list[Term]:
         spellings = {term, *number_forms(term)}
         stem = _stem(term)
         if len(stem) >= _PREFIX_MIN_CHARS:
-            alternatives = sorted({stem, *(s for s in spellings if not s.startswith(stem))})
-            pattern = r"(?<!\w)(?:" + "|".join(map(re.escape, alternatives)) + ")"
+            forms = tuple(sorted({stem, *(s for s in spellings if not s.startswith(stem))}))
+            whole = False
         else:
-            pattern = r"(?<!\w)(?:" + "|".join(map(re.escape, sorted(spellings))) + r")(?!\w)"
-        out.append(Term(term, re.compile(pattern)))
+            forms = tuple(sorted(spellings, key=lambda f: (-len(f), f)))  # the longest first: whole words
+            whole = True
+        out.append(Term(term, re.compile("|".join(map(re.escape, forms))), forms, whole))
     return out
 
 
@@ -99,6 +132,26 @@ def _stem(term: str) -> str:
 def units(body: str) -> list[Unit]:
     """The section's sentences, table rows and lines of code, in order; fences, rules, table
     delimiters and blank lines are not units."""
+    return [sentence for block in blocks(body) for sentence in _sentences(block)]
+
+
+def _sentences(block: Unit) -> list[Unit]:
+    if block.kind != Kind.PROSE:
+        return [block]
+    text, out, start = block.text, [], 0
+    for end in _SENTENCE_END.finditer(text):
+        out.append(Unit(text[start:end.start(1)], Kind.PROSE))
+        start = end.end(1)
+    out.append(Unit(text[start:], Kind.PROSE))
+    return out
+
+
+@lru_cache(maxsize=BLOCKS_CACHED)
+def blocks(body: str) -> tuple[Unit, ...]:
+    """The section as `units` reads it, a paragraph of prose (or a list item) still whole: its
+    sentences are split only where a snippet needs them. Kept for the last `BLOCKS_CACHED`
+    bodies: a query typed letter by letter, and a note's sections listed under it, show the same
+    chunks again."""
     out: list[Unit] = []
     paragraph: list[str] = []
     in_fence = False
@@ -107,18 +160,21 @@ def units(body: str) -> list[Unit]:
     def end_paragraph() -> None:
         if paragraph:
             text = " ".join(" ".join(paragraph).split())
-            out.extend(Unit(s, Kind.PROSE) for s in _SENTENCE_END.split(text) if s)
+            if text:
+                out.append(Unit(text, Kind.PROSE))
             paragraph.clear()
 
     for raw in body.split("\n"):
         line = raw.rstrip()
-        if _FENCE.match(line):
-            end_paragraph()
-            in_fence = not in_fence
-            continue
-        if not line.strip():
+        stripped = line.strip()
+        if not stripped:
             end_paragraph()
             after_blank = True
+            continue
+        first = stripped[0]
+        if first in "`~" and _FENCE.match(line):
+            end_paragraph()
+            in_fence = not in_fence
             continue
         indented_code = after_blank and (line.startswith("    ") or line.startswith("\t")) and not paragraph
         after_blank = False
@@ -126,21 +182,20 @@ def units(body: str) -> list[Unit]:
             end_paragraph()
             out.append(Unit(" ".join(line.split()), Kind.DATA))
             continue
-        stripped = line.strip()
         if "|" in line and _TABLE_DELIMITER.match(line):
             end_paragraph()
             if out and out[-1].kind == Kind.DATA:
                 # the row above is the table's header: named columns, shown only as a last resort
                 out[-1] = Unit(out[-1].text, Kind.HEADING)
             continue
-        if _RULE.match(line):
+        if first in "-=*_" and _RULE.match(line):
             end_paragraph()
             continue
-        if stripped.startswith("#"):
+        if first == "#":
             end_paragraph()
             out.append(Unit(" ".join(stripped.lstrip("#").split()), Kind.HEADING))
             continue
-        if stripped.startswith("|") or stripped.count("|") >= 2:
+        if first == "|" or stripped.count("|") >= 2:
             end_paragraph()
             cells = (" ".join(cell.split()) for cell in stripped.strip("|").split("|"))
             out.append(Unit(" · ".join(cell for cell in cells if cell), Kind.DATA))
@@ -149,39 +204,46 @@ def units(body: str) -> list[Unit]:
             end_paragraph()
             out.append(Unit(" ".join(stripped.split()), Kind.DATA))
             continue
-        text = _QUOTE.sub("", line)
-        marker = _LIST_MARKER.match(text)
+        text = _QUOTE.sub("", line) if first == ">" else line
+        marker = _LIST_MARKER.match(text) if first in "-*+0123456789" else None
         if marker:
             end_paragraph()
             text = text[marker.end():]
         paragraph.append(text)
     end_paragraph()
-    return out
+    return tuple(out)
 
 
 def _looks_like_code(line: str) -> bool:
-    visible = [c for c in line if not c.isspace()]
-    return len(visible) >= 8 and sum(c in _SYMBOLS for c in visible) > _CODE_SYMBOL_SHARE * len(visible)
+    """More symbols than `_CODE_SYMBOL_SHARE` of the visible characters. A line that starts
+    with a letter and ends with one or a stop, or that has none of the symbols of code and data
+    (`_CODE_HINT`), is prose: it is not measured."""
+    if (line[0].isalpha() and (line[-1].isalnum() or line[-1] in ".,:!?")) or not _CODE_HINT.search(line):
+        return False
+    visible = len(line.translate(_DROP_SPACE))
+    return visible >= 8 and len(line) - len(line.translate(_DROP_SYMBOLS)) > _CODE_SYMBOL_SHARE * visible
 
 
 def make_snippet(body: str, terms: Sequence[Term], width: int = SNIPPET_CHARS) -> str:
-    """The best-matching sentence (or the first sentence of prose) and the prose that follows,
+    """The best-matching sentence (or the opening sentence of prose) and the prose that follows,
     up to `width` characters, cut at a word with `…`."""
-    found = units(body)
+    found = blocks(body)
     if not found:
         return ""
-    best = _best(found, body, terms)
-    chosen = found[best]
-    line = chosen.text
-    held = [t for t in terms if t.pattern.search(line.lower())] if terms else []
-    if held and len(line) > width:
-        lowered = line.lower()
-        first = min(m.start() for t in held if (m := t.pattern.search(lowered)))
+    lowered_body = body.lower()
+    held = [t for t in terms if t.in_text(lowered_body)]
+    at, sentences, index = (_best(found, held) if held else None) or _fallback(found)
+    line = sentences[index].text
+    lowered = line.lower()
+    starts = [at for t in held if (at := t.find(lowered)) >= 0]
+    if starts and len(line) > width:
+        first = min(starts)
         start = max(0, first - width // 3)
         text = ("…" if start else "") + line[start:]
-    elif chosen.kind == Kind.PROSE:
-        following = (u.text for u in found[best + 1:] if u.kind == Kind.PROSE)
-        text = _words_up_to(line, following, width)
+    elif sentences[index].kind == Kind.PROSE:
+        rest = [u.text for u in sentences[index + 1:]]
+        following = (u.text for u in found[at + 1:] if u.kind == Kind.PROSE)
+        text = _words_up_to(line, chain(rest, following), width)
     else:
         text = line
     if len(text) > width:
@@ -190,41 +252,62 @@ def make_snippet(body: str, terms: Sequence[Term], width: int = SNIPPET_CHARS) -
     return text
 
 
-def _best(found: list[Unit], body: str, terms: Sequence[Term]) -> int:
-    """The index of the unit to show: the most query words (a table row or code line needs more
-    than every sentence, a heading is shown only when nothing else is there), else the opening
-    sentence of prose (`_opening`), else the first row or line of code, else the first heading."""
-    first = {kind: next((i for i, u in enumerate(found) if u.kind == kind), None) for kind in Kind}
-    prose = _opening(found) if first[Kind.PROSE] is not None else None
-    fallback = next(i for i in (prose, first[Kind.DATA], first[Kind.HEADING]) if i is not None)
-    if not terms:
-        return fallback
-    lowered_body = body.lower()
-    held = [t for t in terms if t.pattern.search(lowered_body)]
-    if not held:
-        return fallback
-    top, top_at = 0.0, -1
-    for i, unit in enumerate(found):
-        if unit.kind == Kind.HEADING:
-            continue  # the breadcrumb beside the snippet shows it
-        lowered = unit.text.lower()
-        hits = sum(1 for t in held if t.pattern.search(lowered))
-        score = hits - (0.5 if unit.kind == Kind.DATA else 0.0)
-        if hits and score > top:
-            top, top_at = score, i
-    return top_at if top_at >= 0 else fallback
+#: where a snippet starts: the block's index, its sentences, the sentence's index among them.
+_Place = tuple[int, list[Unit], int]
 
 
-def _opening(found: list[Unit]) -> int:
+def _best(found: Sequence[Unit], held: list[Term]) -> _Place | None:
+    """The unit holding the most query words: a table row or code line needs more than every
+    sentence, a heading never counts (the breadcrumb beside the snippet shows it); None when no
+    unit holds one (a word split over two lines of a paragraph is found in neither)."""
+    top, place = 0.0, None
+    for at, block in enumerate(found):
+        if block.kind == Kind.HEADING:
+            continue
+        lowered = block.text.lower()
+        inside = [t for t in held if any(form in lowered for form in t.forms)]
+        if not inside:
+            continue  # (most blocks: one substring test per word)
+        sentences = _sentences(block)
+        penalty = 0.5 if block.kind == Kind.DATA else 0.0
+        for index, sentence in enumerate(sentences):
+            text = sentence.text.lower() if len(sentences) > 1 else lowered
+            hits = sum(1 for t in inside if t.find(text) >= 0)
+            if hits and hits - penalty > top:
+                top, place = hits - penalty, (at, sentences, index)
+    return place
+
+
+def _fallback(found: Sequence[Unit]) -> _Place:
+    """The opening sentence of prose (`_opening`), else the first row or line of code, else the
+    first heading."""
+    opening = _opening(found)
+    if opening is not None:
+        return opening
+    for kind in (Kind.DATA, Kind.HEADING):
+        at = next((i for i, u in enumerate(found) if u.kind == kind), None)
+        if at is not None:
+            return at, [found[at]], 0
+    raise AssertionError("blocks are prose, data or headings")
+
+
+def _opening(found: Sequence[Unit]) -> _Place | None:
     """The first sentence of prose that says something (`SUBSTANTIAL_WORDS` content words),
     among the first `OPENING_SENTENCES`; else the first sentence: "And this had done the
-    trick!" opens many a section and tells nothing of it."""
-    prose = [i for i, u in enumerate(found) if u.kind == Kind.PROSE]
-    for i in prose[:OPENING_SENTENCES]:
-        words = _CONTENT_WORD.findall(found[i].text.lower())
-        if sum(1 for w in words if w not in STOPWORDS) >= SUBSTANTIAL_WORDS:
-            return i
-    return prose[0]
+    trick!" opens many a section and tells nothing of it. None without prose."""
+    seen: list[_Place] = []
+    for at, block in enumerate(found):
+        if block.kind != Kind.PROSE:
+            continue
+        sentences = _sentences(block)
+        for index, sentence in enumerate(sentences):
+            words = _CONTENT_WORD.findall(sentence.text.lower())
+            if sum(1 for w in words if w not in STOPWORDS) >= SUBSTANTIAL_WORDS:
+                return at, sentences, index
+            seen.append((at, sentences, index))
+            if len(seen) == OPENING_SENTENCES:
+                return seen[0]
+    return seen[0] if seen else None
 
 
 def _words_up_to(first: str, following: Iterable[str], width: int) -> str:
