@@ -47,9 +47,13 @@ class StatusDocuments implements vscode.TextDocumentContentProvider {
   }
 }
 
-function settings(): { debounceMs: number; limit: number } {
+function settings(): { debounceMs: number; limit: number; groupByNote: boolean } {
   const c = vscode.workspace.getConfiguration("kbls");
-  return { debounceMs: c.get<number>("search.debounceMs", 150), limit: c.get<number>("search.limit", 20) };
+  return {
+    debounceMs: c.get<number>("search.debounceMs", 150),
+    limit: c.get<number>("search.limit", 20),
+    groupByNote: c.get<boolean>("search.groupByNote", true),
+  };
 }
 
 /** The folder a folder command is about: the active note's, the only one, or the user's pick. */
@@ -99,10 +103,11 @@ export function registerCommands(context: vscode.ExtensionContext, kbClient: KbC
 
     vscode.commands.registerCommand(Commands.search, async (initialQuery?: unknown) => {
       if (serverMissing()) return;
-      const { debounceMs, limit } = settings();
+      const { debounceMs, limit, groupByNote } = settings();
       await showSearchPicker(sender, {
         debounceMs,
         limit,
+        groupByNote,
         initialQuery: typeof initialQuery === "string" ? initialQuery : undefined,
         onDidChangeIndex: kbClient.onDidChangeIndex,
       });

@@ -3,13 +3,29 @@
 import * as vscode from "vscode";
 import { opensAtLines } from "./documentKinds";
 import * as kb from "./protocol";
-import { emptyMessage, hitsToItems, SearchController, searchTitle, selectionForRange, shouldRefresh, type HitItem } from "./searchPicker";
+import {
+  cursorForRange,
+  emptyMessage,
+  groupedRows,
+  hitsToItems,
+  SearchController,
+  searchTitle,
+  sectionRows,
+  shouldRefresh,
+  type HitItem,
+  type PickRow,
+} from "./searchPicker";
 
-type Item = vscode.QuickPickItem & { hit?: kb.Hit };
+type Item = vscode.QuickPickItem & { hit?: kb.Hit; range?: kb.Range; expands?: string; expandable?: string };
 
 const openToSide: vscode.QuickInputButton = {
   iconPath: new vscode.ThemeIcon("split-horizontal"),
   tooltip: "Open to the Side",
+};
+
+const showSections: vscode.QuickInputButton = {
+  iconPath: new vscode.ThemeIcon("unfold"),
+  tooltip: "Show the Other Sections",
 };
 
 function toItems(items: HitItem[], options: { filterable?: boolean } = {}): Item[] {
@@ -18,12 +34,26 @@ function toItems(items: HitItem[], options: { filterable?: boolean } = {}): Item
   return items.map((i) => ({ ...i, alwaysShow: !options.filterable, buttons: [openToSide] }));
 }
 
+function rowItems(rows: PickRow[]): Item[] {
+  return rows.map((r) => ({
+    ...r,
+    buttons: r.expands !== undefined ? [] : r.expandable !== undefined ? [showSections, openToSide] : [openToSide],
+  }));
+}
+
 function placeholderItem(label: string): Item {
   return { label, alwaysShow: true };
 }
 
-/** Opens a hit with its chunk selected (cursor on the chunk's first line) and revealed. */
-export async function openHit(hit: kb.Hit, options: { side?: boolean; preserveFocus?: boolean } = {}): Promise<vscode.TextEditor | undefined> {
+/**
+ * Opens a hit (or `options.range`, one of its note's sections) with the cursor at the start of
+ * its first line, nothing selected, that line at the top of the editor. A file VS Code does not
+ * open as text (a PDF) is handed to `vscode.open`: no editor comes back.
+ */
+export async function openHit(
+  hit: kb.Hit,
+  options: { side?: boolean; preserveFocus?: boolean; range?: kb.Range } = {},
+): Promise<vscode.TextEditor | undefined> {
   const uri = vscode.Uri.parse(hit.uri);
   if (!opensAtLines(hit.uri)) {
     const shown: vscode.TextDocumentShowOptions = { viewColumn: options.side ? vscode.ViewColumn.Beside : undefined, preserveFocus: options.preserveFocus ?? false, preview: !options.side };
@@ -36,11 +66,10 @@ export async function openHit(hit: kb.Hit, options: { side?: boolean; preserveFo
     preserveFocus: options.preserveFocus ?? false,
     preview: !options.side,
   });
-  const sel = selectionForRange(hit.range);
-  const anchor = doc.validatePosition(new vscode.Position(sel.anchor.line, sel.anchor.character));
-  const active = doc.validatePosition(new vscode.Position(sel.active.line, sel.active.character));
-  editor.selection = new vscode.Selection(anchor, active);
-  editor.revealRange(new vscode.Range(active, anchor), vscode.TextEditorRevealType.InCenterIfOutsideViewport);
+  const at = cursorForRange(options.range ?? hit.range);
+  const cursor = doc.validatePosition(new vscode.Position(at.line, at.character));
+  editor.selection = new vscode.Selection(cursor, cursor);
+  editor.revealRange(new vscode.Range(cursor, cursor), vscode.TextEditorRevealType.AtTop);
   return editor;
 }
 
@@ -62,17 +91,24 @@ function createPicker(setup: PickerSetup): vscode.QuickPick<Item> {
   return qp;
 }
 
-function wireOpen(qp: vscode.QuickPick<Item>, disposables: vscode.Disposable[]): void {
+/** Enter opens the row's note at its range; `expand` handles a "+N more sections" row and the button. */
+function wireOpen(qp: vscode.QuickPick<Item>, disposables: vscode.Disposable[], expand?: (key: string) => void): void {
   disposables.push(
     qp.onDidAccept(() => {
-      const hit = qp.selectedItems[0]?.hit ?? qp.activeItems[0]?.hit;
-      if (!hit) return;
+      const item = qp.selectedItems[0] ?? qp.activeItems[0];
+      const hit = item?.hit;
+      if (!item || !hit) return;
+      if (item.expands !== undefined && expand) {
+        expand(item.expands);
+        return;
+      }
       qp.hide();
-      void openHit(hit).catch((err) => vscode.window.showErrorMessage(`kbls: cannot open ${hit.path}: ${String(err)}`));
+      void openHit(hit, { range: item.range }).catch((err) => vscode.window.showErrorMessage(`kbls: cannot open ${hit.path}: ${String(err)}`));
     }),
     qp.onDidTriggerItemButton((e) => {
       const hit = e.item.hit;
-      if (hit) void openHit(hit, { side: true, preserveFocus: true });
+      if (e.button === showSections && e.item.expandable !== undefined && expand) expand(e.item.expandable);
+      else if (hit) void openHit(hit, { side: true, preserveFocus: true, range: e.item.range });
     }),
   );
 }
@@ -81,6 +117,8 @@ export interface SearchPickerOptions {
   initialQuery?: string;
   debounceMs: number;
   limit: number;
+  /** One row per note (its best section, the others behind "+N more sections"); false: a row per section. */
+  groupByNote: boolean;
   /** `kb/indexStatus` events: answers given while the index was not ready are refreshed once it is. */
   onDidChangeIndex?: vscode.Event<kb.IndexStatusNotification>;
 }
@@ -94,19 +132,34 @@ export function showSearchPicker(sender: () => Promise<kb.RequestSender | undefi
   });
   const disposables: vscode.Disposable[] = [];
   let lastIndexState: string | undefined;
+  let shown: kb.Hit[] = [];
+  const expanded = new Set<string>();
+  const rows = (): Item[] => rowItems(options.groupByNote ? groupedRows(shown, expanded) : sectionRows(shown));
+  const expand = (key: string): void => {
+    expanded.add(key);
+    const items = rows();
+    qp.items = items;
+    // the cursor moves onto the note's first other section, where the "+N more" row was
+    const note = items.findIndex((i) => i.expandable === key);
+    const first = items[note + 1];
+    if (first) qp.activeItems = [first];
+  };
   const controller = new SearchController<kb.SearchResult>({
     debounceMs: options.debounceMs,
     async run(query, token) {
       const conn = await sender();
       if (!conn) throw new Error("The kbls server is not running.");
-      return kb.search(conn, kb.searchParams(query, { limit: options.limit }), token);
+      return kb.search(conn, kb.searchParams(query, { limit: options.limit, groupByFile: options.groupByNote }), token);
     },
     onResults(query, result) {
       lastIndexState = result.index?.state;
       qp.title = searchTitle(lastIndexState);
-      qp.items = result.hits.length > 0 ? toItems(hitsToItems(result.hits)) : [placeholderItem(emptyMessage(query, lastIndexState))];
+      shown = result.hits;
+      expanded.clear();
+      qp.items = shown.length > 0 ? rows() : [placeholderItem(emptyMessage(query, lastIndexState))];
     },
     onCleared() {
+      shown = [];
       qp.items = [placeholderItem(emptyMessage(""))];
     },
     onError(_query, err) {
@@ -116,7 +169,7 @@ export function showSearchPicker(sender: () => Promise<kb.RequestSender | undefi
       qp.busy = busy;
     },
   });
-  wireOpen(qp, disposables);
+  wireOpen(qp, disposables, expand);
   disposables.push(qp.onDidChangeValue((v) => controller.update(v)));
   if (options.onDidChangeIndex) {
     disposables.push(

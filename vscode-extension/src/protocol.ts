@@ -36,6 +36,14 @@ export interface Explain {
   sections: number;
 }
 
+/** Another matching section of a hit's note (`groupByFile`), best first. */
+export interface Section {
+  range: Range;
+  breadcrumb: string;
+  snippet: string;
+  score: number;
+}
+
 export interface Hit {
   uri: string;
   path: string;
@@ -47,7 +55,10 @@ export interface Hit {
   score: number;
   signals: Signals;
   reasons: string[];
+  /** `groupByFile`: how many other sections of the note matched. */
   more: number;
+  /** `groupByFile`: the best of them (at most 10), best first. */
+  sections: Section[];
   /** Only when the request asked for it (`explain: true`); null or absent otherwise. */
   explain?: Explain | null;
 }

@@ -6,18 +6,22 @@ import { normalizeQuery, type Hit } from "./protocol";
 import { basename, oneLine, prettyCrumb, sectionOf } from "./searchPicker";
 
 export interface RelatedRow {
-  /** The note's title (the file name when it has none). */
+  /** The score and the note's title (the file name when it has none): "0.74 · Borrowing". */
   label: string;
-  /** The score and why it is related, short: "0.74 · similar section · links here". */
+  /** Why it is related, short: "§ Moves · links here". */
   description: string;
   /** The full reasons, the section, the path and the snippet. */
   tooltip: string;
   hit: Hit;
 }
 
-/** A reason as the server words it (`similar to § Moves (0.82)`) in a word or two. */
+/**
+ * A reason as the server words it in a word or two: `similar to § Moves` is the section ("§ Moves"),
+ * `similar in meaning` "similar", `shared tags: a, b` "shared tags".
+ */
 export function shortReason(reason: string): string {
-  if (reason.startsWith("similar to")) return "similar section";
+  if (reason.startsWith("similar to ")) return reason.slice("similar to ".length).replace(/ > /g, " › ");
+  if (reason.startsWith("similar")) return "similar";
   if (reason.startsWith("shared tags")) return "shared tags";
   return reason;
 }
@@ -30,17 +34,14 @@ export function shortReasons(reasons: readonly string[]): string[] {
 }
 
 export function relatedRow(hit: Hit): RelatedRow {
-  const label = hit.title?.trim() || basename(hit.path || hit.uri);
+  const title = hit.title?.trim() || basename(hit.path || hit.uri);
   const score = Number.isFinite(hit.score) ? hit.score.toFixed(2) : "";
-  // The score first: a narrow side bar cuts the end of the description, never the score.
-  const description = [score, ...shortReasons(hit.reasons ?? [])].filter(Boolean).join(" · ");
-  const section = prettyCrumb(sectionOf(label, hit.breadcrumb ?? ""));
-  const lines = [
-    section ? `${label} › ${section}` : label,
-    hit.path || hit.uri,
-    ...(hit.reasons ?? []),
-    `score ${score}`,
-  ];
+  // The score leads the label: the side bar cuts a row's end (a long title, then the
+  // description), never its start. The reasons follow in the description and whole in the tooltip.
+  const label = score ? `${score} · ${title}` : title;
+  const description = shortReasons(hit.reasons ?? []).join(" · ");
+  const section = prettyCrumb(sectionOf(title, hit.breadcrumb ?? ""));
+  const lines = [section ? `${title} › ${section}` : title, hit.path || hit.uri, `score ${score}`, ...(hit.reasons ?? [])];
   const snippet = oneLine(hit.snippet ?? "", 300);
   if (snippet) lines.push("", snippet);
   return { label, description, tooltip: lines.join("\n"), hit };

@@ -3,7 +3,7 @@
 // requests and never lets an older answer replace a newer one. `pickerUi.ts` wires it to a
 // QuickPick.
 import { CancellationSource } from "./cancellation";
-import { isCancellation, normalizeQuery, type CancellationTokenLike, type Hit, type Range } from "./protocol";
+import { isCancellation, normalizeQuery, type CancellationTokenLike, type Hit, type Position, type Range } from "./protocol";
 
 export { normalizeQuery };
 
@@ -80,19 +80,80 @@ export function hitsToItems(hits: readonly Hit[], options: FormatOptions = {}): 
 }
 
 /**
- * Where the editor goes for a hit: the chunk's range is selected with the cursor at its first
- * line (the anchor sits at the end), so "Ln N" shows the chunk's heading line.
+ * Where the editor goes for a hit or a section: the cursor at the start of its first line (its
+ * heading), nothing selected, so the next key types instead of replacing the section.
  */
-export interface TargetSelection {
-  anchor: { line: number; character: number };
-  active: { line: number; character: number };
+export function cursorForRange(range: Range): Position {
+  return { line: Math.max(0, range.start.line), character: 0 };
 }
 
-export function selectionForRange(range: Range): TargetSelection {
-  const start = { line: Math.max(0, range.start.line), character: Math.max(0, range.start.character) };
-  let end = { line: Math.max(start.line, range.end.line), character: Math.max(0, range.end.character) };
-  if (end.line === start.line && end.character < start.character) end = { ...start };
-  return { anchor: end, active: start };
+/** One row of the search picker grouped by note: a note, one of its other sections, or "+N more". */
+export interface PickRow {
+  label: string;
+  description: string;
+  detail?: string;
+  alwaysShow: true;
+  /** The note's hit (its URI, title, path). */
+  hit: Hit;
+  /** Where Enter goes: the hit's range, or the section's. */
+  range: Range;
+  /** On a "+N more sections" row: the note it expands in place (its URI). */
+  expands?: string;
+  /** On a note row with other sections: its URI, for the expand button. */
+  expandable?: string;
+}
+
+/** The note row's key in the set of expanded notes. */
+export function noteKey(hit: Hit): string {
+  return hit.uri;
+}
+
+/**
+ * The rows of grouped hits (`groupByFile`): each note once, at its best section; under a note
+ * whose other sections matched, a "+N more sections" row naming them, or, once that note is in
+ * `expanded`, one row per section (best first), each opening at its own section.
+ */
+export function groupedRows(hits: readonly Hit[], expanded: ReadonlySet<string>, options: FormatOptions = {}): PickRow[] {
+  const maxDetail = options.maxDetail ?? DEFAULT_MAX_DETAIL;
+  const rows: PickRow[] = [];
+  for (const hit of hits) {
+    const item = hitToItem({ ...hit, more: 0 }, options);
+    const sections = hit.sections ?? [];
+    const key = noteKey(hit);
+    rows.push({ ...item, range: hit.range, ...(hit.more > 0 ? { expandable: key } : {}) });
+    if (hit.more <= 0) continue;
+    const names = sections.map((s) => prettyCrumb(sectionOf(item.label, s.breadcrumb)) || item.label);
+    const unlisted = hit.more - sections.length;
+    if (!expanded.has(key) || sections.length === 0) {
+      const count = `+${hit.more} more section${hit.more === 1 ? "" : "s"}`;
+      rows.push({
+        label: `$(unfold) ${count}`,
+        description: oneLine(names.join(" · "), maxDetail),
+        alwaysShow: true,
+        hit,
+        range: sections[0]?.range ?? hit.range,
+        expands: key,
+      });
+      continue;
+    }
+    sections.forEach((section, i) => {
+      const last = i === sections.length - 1 && unlisted > 0 ? ` (+${unlisted} more in the note)` : "";
+      rows.push({
+        label: `$(indent) § ${names[i]}`,
+        description: `${section.score.toFixed(2)} · ${item.label}${last}`,
+        detail: oneLine(section.snippet ?? "", maxDetail),
+        alwaysShow: true,
+        hit,
+        range: section.range,
+      });
+    });
+  }
+  return rows;
+}
+
+/** Ungrouped hits as rows: one per section, as the server sent them. */
+export function sectionRows(hits: readonly Hit[], options: FormatOptions = {}): PickRow[] {
+  return hits.map((hit) => ({ ...hitToItem(hit, options), range: hit.range }));
 }
 
 /** What the picker shows when there are no hits to show. */

@@ -2,7 +2,7 @@
 // extension reads: a renamed or retyped field becomes a `WireError` naming it ("kb/search:
 // hits[0].range.start.line: expected an integer, got undefined"), not an `undefined` that shows
 // up later as an empty picker. Defaults are the ones the schema declares (`signals`, `reasons`,
-// `more`, `message`). No `vscode` import (plain node tests load it).
+// `more`, `sections`, `message`). No `vscode` import (plain node tests load it).
 import { INDEX_STATES, type IndexState } from "./limits";
 import type {
   Backlink,
@@ -17,6 +17,7 @@ import type {
   ReindexResult,
   RootStatus,
   SearchResult,
+  Section,
   Signals,
   SqliteInfo,
   StatusResult,
@@ -132,6 +133,16 @@ function explainField(o: Fields, at: string): { explain?: Explain | null } {
   };
 }
 
+function parseSection(value: unknown, at: string): Section {
+  const o = object(value, at);
+  return {
+    range: parseRange(o.range, `${at}.range`),
+    breadcrumb: string(o, "breadcrumb", at),
+    snippet: string(o, "snippet", at),
+    score: number(o, "score", at),
+  };
+}
+
 export function parseHit(value: unknown, at = "hit"): Hit {
   const o = object(value, at);
   return {
@@ -146,6 +157,7 @@ export function parseHit(value: unknown, at = "hit"): Hit {
     signals: parseSignals(o.signals, `${at}.signals`),
     reasons: array(o, "reasons", at, stringItem, []),
     more: integer(o, "more", at, 0),
+    sections: array(o, "sections", at, parseSection, []),
     ...explainField(o, at),
   };
 }

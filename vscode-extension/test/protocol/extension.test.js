@@ -45,7 +45,7 @@ test("the bundled extension in a fake VS Code host, against the real server", { 
     activated = true;
   });
 
-  await step("KB: Search queries as you type; Enter opens the hit with its chunk selected", async () => {
+  await step("KB: Search queries as you type, one row per note; Enter puts the cursor at the hit's first line", async () => {
     const done = host.commands.get("kbls.search")();
     const qp = host.quickPicks.at(-1);
     assert.equal(qp.title, "KB: Search");
@@ -56,18 +56,22 @@ test("the bundled extension in a fake VS Code host, against the real server", { 
     assert.equal(items[0].label, "Ownership in Rust");
     assert.match(items[0].description, /rust\/ownership\.md/);
     assert.ok(items.every((i) => i.alwaysShow), "the server ranks: nothing is filtered out");
-    assert.equal(items[0].buttons.length, 1, "an open-to-the-side button");
+    assert.equal(items[0].buttons.at(-1).tooltip, "Open to the Side");
+    const notes = items.filter((i) => i.expands === undefined).map((i) => i.hit.path);
+    assert.equal(new Set(notes).size, notes.length, `one row per note: ${JSON.stringify(notes)}`);
     const hit = items[0].hit;
     qp.accept(items[0]);
     const editor = await waitFor("the editor", () => host.openedEditors.at(-1));
     await done;
     assert.equal(editor.document.uri.fsPath, path.join(ws, "rust/ownership.md"));
     assert.ok(editor.selection instanceof Selection);
+    assert.ok(editor.selection.isEmpty, "nothing selected: the next key types, it does not replace the section");
     assert.equal(editor.selection.active.line, hit.range.start.line, "cursor on the chunk's first line");
-    assert.equal(editor.selection.anchor.line, Math.min(hit.range.end.line, editor.document.lineCount - 1));
+    assert.equal(editor.selection.active.character, 0);
     assert.equal(editor.revealed.length, 1);
+    assert.equal(editor.revealed[0].type, host.vscode.TextEditorRevealType.AtTop, "its first line at the top");
     const moves = lineOf("rust/ownership.md", /After a move/);
-    assert.ok(editor.selection.start.line <= moves && moves <= editor.selection.end.line);
+    assert.ok(hit.range.start.line <= moves && moves < hit.range.end.line, "the hit is the section about moves");
   });
 
   await step("the item button opens the hit to the side and keeps the picker", async () => {
@@ -101,25 +105,38 @@ test("the bundled extension in a fake VS Code host, against the real server", { 
     await done;
   });
 
-  await step("hover through the language client renders the related-notes markdown", async () => {
+  await step("hover through the language client: on a heading and a link, in prose only with kbls.hover.prose", async () => {
     const doc = host.textDocuments.find((d) => d.uri.fsPath.endsWith("borrowing.md"));
     const { provider } = host.hoverProviders[0] ?? {};
     assert.ok(provider, "the client registered a hover provider");
     const token = new host.vscode.CancellationTokenSource().token;
-    const line = lineOf("rust/borrowing.md", /mutable reference to a particular/);
-    const hover = await provider.provideHover(doc, new Position(line, 12), token);
-    assert.ok(hover, "a hover");
-    const md = hover.contents.map((c) => c.value ?? String(c)).join("\n");
-    assert.match(md, /\[Ownership in Rust[^\]]*\]\(file:\/\/[^)]*ownership\.md#L\d+\)/, md);
- 
+    const markdown = (hover) => hover.contents.map((c) => c.value ?? String(c)).join("\n");
+    const heading = lineOf("rust/borrowing.md", /^## Mutable references/);
+    const hover = await provider.provideHover(doc, new Position(heading, 5), token);
+    assert.ok(hover, "a hover on the heading");
+    assert.match(markdown(hover), /- \d\.\d\d \[Ownership in Rust\]\(file:\/\/[^)]*ownership\.md#L\d+\)/, markdown(hover));
+    const link = lineOf("rust/borrowing.md", /See \[Ownership\]/);
+    const onLink = await provider.provideHover(doc, new Position(link, doc.lineAt(link).text.indexOf("[Ownership]") + 3), token);
+    assert.ok(onLink, "a hover on the link");
+    assert.match(markdown(onLink), /^\*\*Links to\*\* \[Ownership in Rust\]\(file:\/\/[^)]*ownership\.md\)/, markdown(onLink));
+    const prose = lineOf("rust/borrowing.md", /mutable reference to a particular/);
+    assert.ok(!(await provider.provideHover(doc, new Position(prose, 12), token)), "no hover in prose by default");
+    host.settings["kbls.hover"] = { enabled: true, prose: true };
+    try {
+      const inProse = await provider.provideHover(doc, new Position(prose, 12), token);
+      assert.ok(inProse, "kbls.hover.prose: the hover in prose too (read by the server through workspace/configuration)");
+    } finally {
+      delete host.settings["kbls.hover"];
+    }
+
     // kbls.hover.enabled: false keeps the hover away without restarting anything.
     host.settings["kbls.hover.enabled"] = false;
     try {
-      assert.equal(await provider.provideHover(doc, new Position(line, 12), token), undefined, "no hover when disabled");
+      assert.equal(await provider.provideHover(doc, new Position(heading, 5), token), undefined, "no hover when disabled");
     } finally {
       delete host.settings["kbls.hover.enabled"];
     }
-    assert.ok(await provider.provideHover(doc, new Position(line, 12), token), "the hover is back");
+    assert.ok(await provider.provideHover(doc, new Position(heading, 5), token), "the hover is back");
   });
 
   await step("KB: Show Status renders kb/status into a read-only markdown document", async () => {

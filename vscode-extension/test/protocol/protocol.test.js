@@ -175,9 +175,9 @@ test("kb/* protocol against the real kbls serve", { skip, timeout: 240000 }, asy
     server.conn.sendNotification("textDocument/didOpen", {
       textDocument: { uri, languageId: "markdown", version: 1, text: NOTES["rust/borrowing.md"] },
     });
-    const line = lineOf("rust/borrowing.md", /mutable reference to a particular/);
+    const line = lineOf("rust/borrowing.md", /^## Mutable references/);
     const hover = await server.withTimeout(
-      server.conn.sendRequest("textDocument/hover", { textDocument: { uri }, position: { line, character: 10 } }),
+      server.conn.sendRequest("textDocument/hover", { textDocument: { uri }, position: { line, character: 5 } }),
       30000,
       "hover",
     );

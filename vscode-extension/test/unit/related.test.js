@@ -178,25 +178,27 @@ function hit(over = {}) {
     snippet: "Feed the starter\n twice a day",
     score: 0.73456,
     signals: { semantic: null, lexical: null },
-    reasons: ["similar to § Feeding the starter (0.62)", "links here", "shared tags: baking, food"],
+    reasons: ["similar to § Feeding the starter", "links here", "shared tags: baking, food"],
     more: 0,
+    sections: [],
     ...over,
   };
 }
 
-test("relatedRow: title, short reasons and the score; the tooltip has the full reasons, section, path and snippet", () => {
+test("relatedRow: the score leads the label, short reasons follow; the tooltip has the full reasons, section, path and snippet (issue 19 item 7)", () => {
   const row = relatedRow(hit());
-  assert.equal(row.label, "Sourdough bread");
-  assert.equal(row.description, "0.73 · similar section · links here · shared tags");
-  assert.match(row.tooltip, /^Sourdough bread › Feeding the starter\nbaking\/sour dough\.md\n/);
-  assert.match(row.tooltip, /similar to § Feeding the starter \(0\.62\)/);
+  assert.equal(row.label, "0.73 · Sourdough bread");
+  assert.equal(row.description, "§ Feeding the starter · links here · shared tags");
+  assert.match(row.tooltip, /^Sourdough bread › Feeding the starter\nbaking\/sour dough\.md\nscore 0\.73\n/);
+  assert.match(row.tooltip, /similar to § Feeding the starter\n/);
   assert.match(row.tooltip, /shared tags: baking, food/);
   assert.match(row.tooltip, /Feed the starter twice a day$/);
   assert.equal(row.hit.range.start.line, 8);
-  assert.equal(relatedRow(hit({ title: "", reasons: ["linked from here"], score: 1 })).label, "sour dough.md");
-  assert.equal(relatedRow(hit({ reasons: ["linked from here"], score: 1 })).description, "1.00 · linked from here");
-  assert.equal(relatedRow(hit({ reasons: ["similar to § A (0.5)", "linked from here", "links here"], score: 1.2 })).description, "1.20 · similar section · links both ways");
-  assert.equal(shortReason("similar to § X (0.9)"), "similar section");
+  assert.equal(relatedRow(hit({ title: "", reasons: ["linked from here"], score: 1 })).label, "1.00 · sour dough.md");
+  assert.equal(relatedRow(hit({ reasons: ["linked from here"], score: 1 })).description, "linked from here");
+  assert.equal(relatedRow(hit({ reasons: ["similar in meaning", "linked from here", "links here"], score: 1.2 })).description, "similar · links both ways");
+  assert.equal(shortReason("similar to § Setup > Final steps"), "§ Setup › Final steps");
+  assert.equal(shortReason("similar in meaning"), "similar");
   assert.deepEqual(shortReasons(["links here", "shared tags: a"]), ["links here", "shared tags"]);
   assert.deepEqual(shortReasons(["linked from here", "links here"]), ["links both ways"]);
   assert.equal(relatedRows([hit(), hit()]).length, 2);

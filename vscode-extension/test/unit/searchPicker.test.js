@@ -1,8 +1,10 @@
 // Unit tests of the picker logic: formatting hits and the debounce/cancel/no-flicker controller.
 const test = require("node:test");
 const assert = require("node:assert/strict");
-const { hitToItem, hitsToItems, oneLine, sectionOf, selectionForRange, emptyMessage, searchTitle, normalizeQuery, shouldRefresh, SearchController } =
-  require("../../out/searchPicker.js");
+const {
+  hitToItem, hitsToItems, oneLine, sectionOf, cursorForRange, groupedRows, sectionRows, emptyMessage, searchTitle, normalizeQuery,
+  shouldRefresh, SearchController,
+} = require("../../out/searchPicker.js");
 const { isCancellation } = require("../../out/protocol.js");
 const { fakeTimers, requestsByHand, tick } = require("../helpers/byHand.js");
 
@@ -19,6 +21,7 @@ function hit(over = {}) {
     signals: { semantic: 1, lexical: 3 },
     reasons: [],
     more: 0,
+    sections: [],
     ...over,
   };
 }
@@ -69,12 +72,52 @@ test("sectionOf strips the title from the breadcrumb", () => {
   assert.equal(sectionOf("T", ""), "");
 });
 
-test("selectionForRange puts the cursor on the chunk's first line and selects the chunk", () => {
-  const sel = selectionForRange({ start: { line: 12, character: 0 }, end: { line: 32, character: 0 } });
-  assert.deepEqual(sel.active, { line: 12, character: 0 });
-  assert.deepEqual(sel.anchor, { line: 32, character: 0 });
-  const bad = selectionForRange({ start: { line: 5, character: 3 }, end: { line: 2, character: 0 } });
-  assert.deepEqual(bad.anchor, { line: 5, character: 3 });
+test("cursorForRange: the cursor at the start of the section's first line, nothing selected (issue 19 item 8)", () => {
+  assert.deepEqual(cursorForRange({ start: { line: 12, character: 4 }, end: { line: 32, character: 0 } }), { line: 12, character: 0 });
+  assert.deepEqual(cursorForRange({ start: { line: -1, character: 0 }, end: { line: 2, character: 0 } }), { line: 0, character: 0 });
+});
+
+function section(line, name, score) {
+  return {
+    range: { start: { line, character: 0 }, end: { line: line + 4, character: 0 } },
+    breadcrumb: `Borrowing > ${name}`,
+    snippet: `About ${name.toLowerCase()}.`,
+    score,
+  };
+}
+
+const grouped = [
+  hit({ more: 2, sections: [section(40, "Slices", 0.5), section(60, "Lifetimes > Elision", 0.4)] }),
+  hit({ uri: "file:///notes/b.md", path: "b.md", title: "B", breadcrumb: "B", more: 0 }),
+];
+
+test("groupedRows: one row per note, and under a note with other sections a row naming them (issue 19 item 5)", () => {
+  const rows = groupedRows(grouped, new Set());
+  assert.deepEqual(rows.map((r) => r.label), ["Borrowing", "$(unfold) +2 more sections", "B"]);
+  assert.equal(rows[0].description, "§ Mutable references — rust/borrowing.md", "no '(+2 more)': the row below says it");
+  assert.equal(rows[0].expandable, grouped[0].uri);
+  assert.equal(rows[1].description, "Slices · Lifetimes › Elision");
+  assert.equal(rows[1].expands, grouped[0].uri);
+  assert.equal(rows[2].expandable, undefined);
+  assert.equal(rows[0].range.start.line, 12);
+});
+
+test("groupedRows: an expanded note lists its sections in place, each opening at its own range", () => {
+  const rows = groupedRows(grouped, new Set([grouped[0].uri]));
+  assert.deepEqual(rows.map((r) => r.label), ["Borrowing", "$(indent) § Slices", "$(indent) § Lifetimes › Elision", "B"]);
+  assert.deepEqual(rows.slice(1, 3).map((r) => r.range.start.line), [40, 60]);
+  assert.equal(rows[1].description, "0.50 · Borrowing");
+  assert.equal(rows[1].detail, "About slices.");
+  assert.ok(rows.every((r) => r.expands === undefined));
+  const unlisted = groupedRows([hit({ more: 12, sections: [section(40, "Slices", 0.5)] })], new Set([grouped[0].uri]));
+  assert.equal(unlisted[1].description, "0.50 · Borrowing (+11 more in the note)");
+  assert.equal(groupedRows([hit({ more: 1, sections: [section(40, "Slices", 0.5)] })], new Set())[1].label, "$(unfold) +1 more section");
+});
+
+test("sectionRows: a row per hit as sent (the setting kbls.search.groupByNote off)", () => {
+  const rows = sectionRows([hit(), hit({ range: section(40, "Slices", 0.5).range })]);
+  assert.deepEqual(rows.map((r) => r.range.start.line), [12, 40]);
+  assert.ok(rows.every((r) => r.label === "Borrowing"));
 });
 
 test("emptyMessage explains an empty list, mentioning query syntax and index state", () => {
