@@ -65,6 +65,8 @@ class Unit:
 
     text: str
     kind: Kind
+    #: `text` lowercased, once (blocks are kept: see `blocks`)
+    lowered: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,15 +137,18 @@ def units(body: str) -> list[Unit]:
     return [sentence for block in blocks(body) for sentence in _sentences(block)]
 
 
-def _sentences(block: Unit) -> list[Unit]:
+@lru_cache(maxsize=BLOCKS_CACHED)
+def _sentences(block: Unit) -> tuple[Unit, ...]:
+    """A block's sentences (kept like the blocks: the same paragraphs are split again and again)."""
     if block.kind != Kind.PROSE:
-        return [block]
-    text, out, start = block.text, [], 0
+        return (block,)
+    text, start = block.text, 0
+    out: list[Unit] = []
     for end in _SENTENCE_END.finditer(text):
         out.append(Unit(text[start:end.start(1)], Kind.PROSE))
         start = end.end(1)
     out.append(Unit(text[start:], Kind.PROSE))
-    return out
+    return tuple(out)
 
 
 @lru_cache(maxsize=BLOCKS_CACHED)
@@ -161,7 +166,7 @@ def blocks(body: str) -> tuple[Unit, ...]:
         if paragraph:
             text = " ".join(" ".join(paragraph).split())
             if text:
-                out.append(Unit(text, Kind.PROSE))
+                out.append(_unit(text, Kind.PROSE))
             paragraph.clear()
 
     for raw in body.split("\n"):
@@ -180,29 +185,29 @@ def blocks(body: str) -> tuple[Unit, ...]:
         after_blank = False
         if in_fence or indented_code:
             end_paragraph()
-            out.append(Unit(" ".join(line.split()), Kind.DATA))
+            out.append(_unit(" ".join(line.split()), Kind.DATA))
             continue
         if "|" in line and _TABLE_DELIMITER.match(line):
             end_paragraph()
             if out and out[-1].kind == Kind.DATA:
                 # the row above is the table's header: named columns, shown only as a last resort
-                out[-1] = Unit(out[-1].text, Kind.HEADING)
+                out[-1] = Unit(out[-1].text, Kind.HEADING, out[-1].lowered)
             continue
         if first in "-=*_" and _RULE.match(line):
             end_paragraph()
             continue
         if first == "#":
             end_paragraph()
-            out.append(Unit(" ".join(stripped.lstrip("#").split()), Kind.HEADING))
+            out.append(_unit(" ".join(stripped.lstrip("#").split()), Kind.HEADING))
             continue
         if first == "|" or stripped.count("|") >= 2:
             end_paragraph()
             cells = (" ".join(cell.split()) for cell in stripped.strip("|").split("|"))
-            out.append(Unit(" · ".join(cell for cell in cells if cell), Kind.DATA))
+            out.append(_unit(" · ".join(cell for cell in cells if cell), Kind.DATA))
             continue
         if _looks_like_code(stripped):
             end_paragraph()
-            out.append(Unit(" ".join(stripped.split()), Kind.DATA))
+            out.append(_unit(" ".join(stripped.split()), Kind.DATA))
             continue
         text = _QUOTE.sub("", line) if first == ">" else line
         marker = _LIST_MARKER.match(text) if first in "-*+0123456789" else None
@@ -212,6 +217,10 @@ def blocks(body: str) -> tuple[Unit, ...]:
         paragraph.append(text)
     end_paragraph()
     return tuple(out)
+
+
+def _unit(text: str, kind: Kind) -> Unit:
+    return Unit(text, kind, text.lower())
 
 
 def _looks_like_code(line: str) -> bool:
@@ -253,7 +262,7 @@ def make_snippet(body: str, terms: Sequence[Term], width: int = SNIPPET_CHARS) -
 
 
 #: where a snippet starts: the block's index, its sentences, the sentence's index among them.
-_Place = tuple[int, list[Unit], int]
+_Place = tuple[int, Sequence[Unit], int]
 
 
 def _best(found: Sequence[Unit], held: list[Term]) -> _Place | None:
@@ -264,7 +273,7 @@ def _best(found: Sequence[Unit], held: list[Term]) -> _Place | None:
     for at, block in enumerate(found):
         if block.kind == Kind.HEADING:
             continue
-        lowered = block.text.lower()
+        lowered = block.lowered
         inside = [t for t in held if any(form in lowered for form in t.forms)]
         if not inside:
             continue  # (most blocks: one substring test per word)
