@@ -18,7 +18,9 @@ test("KB: Search shows one row per note and expands a note's other sections in p
   fs.writeFileSync(path.join(ws, UNDO.path), UNDO.text);
   const { host, ext, context } = inFakeHost(t, {
     folders: [ws],
-    settings: { "kbls.serverPath": KBLS, "kbls.search.debounceMs": 20 },
+    // The Related Notes view is not under test: it asks nothing while this test runs (its request
+    // for the note opened below would still be on its way when the host is disposed).
+    settings: { "kbls.serverPath": KBLS, "kbls.search.debounceMs": 20, "kbls.related.debounceMs": 5000 },
   });
   const failWith = (e) => {
     throw new Error(`${e.message}\nmessages: ${JSON.stringify(host.messages)}\noutput:\n${host.output.join("").slice(-3000)}`);
