@@ -51,3 +51,11 @@ class QueryError(KblsError):
 
 class StoreRootMismatchError(StoreError):
     """The store holds the index of another workspace root (two roots name one `store:`)."""
+
+
+class BeingReopenedError(KblsError):
+    """The engine asked for was retired (its root is being reopened or closed); retry in a moment."""
+
+
+class StoreClosedError(StoreError):
+    """A read reached a store after it was closed: it must not open a new connection to it."""

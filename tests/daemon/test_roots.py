@@ -11,7 +11,7 @@ from kbls.config import CONFIG_FILE
 from kbls.daemon.roots import STORE_CHECK_INTERVAL, RefusedRoot, Root, RootRegistry
 from kbls.daemon.status import state_of
 from kbls.engine import Engine
-from kbls.errors import OutsideRootError
+from kbls.errors import BeingReopenedError, OutsideRootError, StoreClosedError
 from kbls.indexing.embed import Embedder
 
 
@@ -71,7 +71,7 @@ def test_store_checks_are_rate_limited_and_a_replacement_claimed_once(
     assert roots.check_due(root, 100.0) and not roots.check_due(root, 100.0 + STORE_CHECK_INTERVAL / 2)
     assert roots.check_due(root, 100.0 + STORE_CHECK_INTERVAL)
     assert not root.store_replaced()
-    root.engine.store.path.unlink()
+    root.store_path.unlink()
     assert root.store_replaced()
     assert roots.claim_replaced(root) and not roots.claim_replaced(root)
 
@@ -118,20 +118,45 @@ def test_a_config_file_of_a_root_that_is_not_open_names_that_root(
     assert roots.waiting_for_config(inner / CONFIG_FILE) is None  # open and never refused
 
 
-def test_a_retired_root_is_closed_only_after_the_reads_in_flight(registry: tuple[RootRegistry, Path, Path]) -> None:
+def test_a_retired_root_is_closed_by_its_last_lease_and_leases_no_more(
+    registry: tuple[RootRegistry, Path, Path], tmp_path: Path, embedder: Embedder
+) -> None:
     """A root replaced while a search runs on it (`kbls index --rebuild` under the daemon) must not
-    have its store closed under that search: closing SQLite connections in use crashed the daemon."""
-    reg, outer, _ = registry
-    root = reg.get(str(outer))
-    assert root is not None
+    have its store closed under that search: closing SQLite connections in use crashed the daemon.
+    Once retired it hands out no engine (the clients' "being reopened" error)."""
+    _, outer, _ = registry
+    engine = Engine(outer, store_dir=tmp_path / "store-retired", embedder=embedder)
     closed: list[str] = []
-    with root.reading():
-        with root.reading():
-            root.retire(lambda: closed.append("closed"))
-            assert closed == []  # two reads in flight
-            assert root.engine.status().store  # the store still answers
-        assert closed == []  # one still reading
-    assert closed == ["closed"]  # closed by the last reader, once
-    idle = Root(uri="file:///idle", folder=outer / "idle", engine=root.engine)
-    idle.retire(lambda: closed.append("at once"))
-    assert closed == ["closed", "at once"]  # no read in flight: closed at once
+    engine.close = lambda: closed.append("closed")  # type: ignore[method-assign]
+    root = Root(uri=outer.as_uri(), folder=outer, engine=engine)
+    with root.lease() as first:
+        with root.lease():
+            root.retire()
+            assert closed == []  # two leases in flight
+            assert first.status().store  # the store still answers
+            with pytest.raises(BeingReopenedError, match="being reopened"):
+                root.lease().__enter__()
+        assert closed == []  # one still held
+    assert closed == ["closed"]  # closed by the last lease, once
+    root.retire()
+    assert closed == ["closed"]
+    Engine.close(engine)
+    idle = Root(uri="file:///idle", folder=outer / "idle", engine=engine)
+    idle_closed: list[str] = []
+    engine.close = lambda: idle_closed.append("at once")  # type: ignore[method-assign]
+    idle.retire()
+    assert idle_closed == ["at once"]  # no lease in flight: closed at once
+    assert not idle.store_replaced()  # retired: being reopened already, never asked again
+
+
+def test_a_read_after_close_cannot_open_the_store_again(tmp_path: Path, embedder: Embedder) -> None:
+    """A late read of a closed store used to open a new connection to it, which kept a replaced
+    store's file alive and was never closed."""
+    (tmp_path / "kb").mkdir()
+    engine = Engine(tmp_path / "kb", store_dir=tmp_path / "store", embedder=embedder)
+    assert engine.store.counts().files == 0
+    engine.close()
+    with pytest.raises(StoreClosedError, match="was closed"):
+        engine.store.counts()
+    with pytest.raises(StoreClosedError):
+        engine.store.open_connection()

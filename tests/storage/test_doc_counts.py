@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from kbls.errors import StoreClosedError
 from kbls.storage.records import ChunkRecord, NoteRecord
 from kbls.storage.recovery import delete_store
 from kbls.storage.store import Store
@@ -164,13 +165,18 @@ def test_counts_read_inside_a_write_transaction_are_not_remembered(tmp_path: Pat
         store.close()
 
 
-def test_counts_still_work_after_the_store_closed_its_connections(tmp_path: Path) -> None:
+def test_a_closed_store_refuses_reads_and_its_successor_counts_afresh(tmp_path: Path) -> None:
+    """A closed store opens no connection again (a late read of a replaced store kept its file
+    alive); a store opened on the same file counts what was written since."""
     store = _store(tmp_path / "store")
+    _write(store, _note("a.md", "rust ownership"))
+    assert store.term_doc_counts({"rust"}) == {"rust": 1}
+    store.close()
+    with pytest.raises(StoreClosedError):
+        store.term_doc_counts({"rust"})
+    again = _store(tmp_path / "store")
     try:
-        _write(store, _note("a.md", "rust ownership"))
-        assert store.term_doc_counts({"rust"}) == {"rust": 1}
-        store.close()
-        _write(store, _note("b.md", "rust"))
-        assert store.term_doc_counts({"rust"}) == {"rust": 2} and store.chunk_count() == 2
+        _write(again, _note("b.md", "rust"))
+        assert again.term_doc_counts({"rust"}) == {"rust": 2} and again.chunk_count() == 2
     finally:
-        store.close()
+        again.close()

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Generic, Literal, Protocol, TypeVar
 
-from kbls.errors import KblsError
+from kbls.errors import BeingReopenedError
 from kbls.limits import Mode
 from kbls.query.filters import Filters
 from kbls.results import Hit, NoteSummary, RootStatus, TagCount
@@ -24,7 +24,7 @@ State = Literal["loading", "indexing", "ready", "error"]
 T = TypeVar("T")
 
 
-class StoreUnavailableError(KblsError):
+class StoreUnavailableError(BeingReopenedError):
     """A root's store vanished under the daemon and is being rebuilt; the request may be retried."""
 
 

@@ -12,17 +12,19 @@ from typing import Protocol, TypeVar
 
 from kbls.daemon.answers import IndexState, NotesAnswer, NotesRequest, RootNote, TagsAnswer
 from kbls.daemon.roots import Root
+from kbls.engine import Engine
 from kbls.query.filters import Filters
-from kbls.results import TagCount
+from kbls.results import NoteSummary, TagCount
 from kbls.storage.records import ListedFile
 
 T = TypeVar("T")
 
 
 class Guard(Protocol):
-    """Runs a read of a root (`Daemon._guarded`: a store that vanished becomes a clear error)."""
+    """Runs a read of a root on a lease of its engine (`Daemon.read`: a store that vanished
+    becomes a clear error)."""
 
-    def __call__(self, root: Root, query: Callable[[], T]) -> T: ...
+    def __call__(self, root: Root, query: Callable[[Engine], T]) -> T: ...
 
 
 def nested_folders(root: Root, every: Sequence[Root]) -> list[str]:
@@ -36,7 +38,7 @@ def nested_folders(root: Root, every: Sequence[Root]) -> list[str]:
 
 def tags(roots: Sequence[Root], every: Sequence[Root], prefix: str, limit: int, guard: Guard, index: IndexState) -> TagsAnswer:
     """The tags of `roots` (`every`: all open roots, to leave nested ones out) counted together."""
-    per_root = [guard(root, partial(root.engine.listing.tags, prefix, nested_folders(root, every))) for root in roots]
+    per_root = [guard(root, partial(_tags, prefix, nested_folders(root, every))) for root in roots]
     return merge_tags(per_root, limit, index)
 
 
@@ -60,8 +62,9 @@ def notes(
     :raises QueryError: for an invalid path glob.
     """
     filters = request.filters or Filters()
+    wanted = request.offset + limit
     pages: list[tuple[list[ListedFile], int]] = [
-        guard(root, partial(root.engine.listing.recent, filters, request.offset + limit, nested_folders(root, every)))
+        guard(root, partial(_recent, filters, wanted, nested_folders(root, every)))
         for root in roots
     ]
     keyed = ([(-f.mtime_ns, order, f.path, f) for f in files] for order, (files, _) in enumerate(pages))
@@ -72,7 +75,20 @@ def notes(
     described: dict[tuple[int, str], RootNote] = {}
     for order, files in shown.items():
         root = roots[order]
-        for summary in guard(root, partial(root.engine.listing.summaries, files)):
+        for summary in guard(root, partial(_summaries, files)):
             described[(order, summary.path)] = RootNote(root.uri, root.folder, summary)
     found = [described[(order, f.path)] for _, order, _, f in page if (order, f.path) in described]
     return NotesAnswer(notes=found, total=sum(total for _, total in pages), index=index)
+
+
+# -- the reads, each on a leased engine -----------------------------------------------------------
+def _tags(prefix: str, nested: list[str], engine: Engine) -> list[TagCount]:
+    return engine.listing.tags(prefix, nested)
+
+
+def _recent(filters: Filters, wanted: int, nested: list[str], engine: Engine) -> tuple[list[ListedFile], int]:
+    return engine.listing.recent(filters, wanted, nested)
+
+
+def _summaries(files: list[ListedFile], engine: Engine) -> list[NoteSummary]:
+    return engine.listing.summaries(files)

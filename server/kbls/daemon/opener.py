@@ -219,9 +219,9 @@ class RootOpener:
         unless `watch` is off."""
         key, uri, folder = root.key, root.uri, root.folder
         watcher = RootWatcher(
-            root.engine.root, root.engine.scanner.wanted,
+            root.real, root.scanner.wanted,
             lambda paths, rescan: self.on_batch(key, paths, rescan),
-            ignored_dirs=(root.engine.store_dir,), delay=self.debounce,
+            ignored_dirs=(root.store_dir,), delay=self.debounce,
             on_config=lambda: self.on_config(uri, folder),
         )
         if not self.watch:
@@ -255,15 +255,8 @@ class RootOpener:
         return config, None
 
     def close(self, root: Root) -> None:
-        """Stop the root's watcher now and close its engine once no read of it is in flight."""
+        """Stop the root's watcher now (it stays in place: a stopped watcher drops what it is
+        told) and retire its engine: the last lease in flight closes it."""
         if root.watcher is not None:
             root.watcher.stop()
-            root.watcher = None
-
-        def close_engine() -> None:
-            try:
-                root.engine.close()
-            except Exception:
-                log.exception("cannot close the store of %s", root.folder)
-
-        root.retire(close_engine)
+        root.retire()

@@ -1,9 +1,9 @@
 """The open workspace roots of the daemon: which folder is served by which engine.
 
 Searches read the registry from the LSP's threads while the worker swaps roots in and out, so
-its lock guards the map and each root's counters; a root's engine, watcher and store identity
-belong to the worker thread (they are only replaced by swapping the whole `Root`; the watcher takes
-the editor's file events from LSP threads through its locked debouncer). A file belongs
+its lock guards the map and each root's counters; a root's engine and watcher are replaced only
+by swapping the whole `Root` (the old one retired: its engine leased no more, closed by the last
+lease; the watcher takes the editor's file events through its locked debouncer). A file belongs
 to the innermost open root that holds it, so nested roots never answer for the same note twice.
 
 A root that cannot be opened (its `.kbls.yaml` refused: a store inside, at or above the root,
@@ -19,16 +19,23 @@ not indexed) and opened again for writing by the reopen timer.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import threading
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import InitVar, dataclass, field
 from pathlib import Path
 
-from kbls.config import CONFIG_FILE
+from kbls.config import CONFIG_FILE, Config
 from kbls.daemon.watch import ConfigWatcher, RootWatcher
 from kbls.engine import Engine
-from kbls.errors import OutsideRootError
+from kbls.errors import BeingReopenedError, OutsideRootError
+from kbls.indexing.embed import Embedder
+from kbls.indexing.pipeline import IndexPipeline
+from kbls.indexing.scan import Scanner
+from kbls.lease import Leased
+
+log = logging.getLogger(__name__)
 
 #: seconds between two checks of a root's store file by searches: `Store.replaced()` costs about
 #: 0.4 ms (a stat and a read-only query), which every search would otherwise pay.
@@ -37,12 +44,18 @@ STORE_CHECK_INTERVAL = 1.0
 
 @dataclass
 class Root:
-    """One open root. `files`, `chunks` and `error` are written under the registry's lock."""
+    """One open root. `files`, `chunks` and `error` are written under the registry's lock.
+
+    Its engine is reachable only through `lease()` (`kbls.lease`): a reopen publishes a new
+    `Root` and retires this one, whose engine the last lease in flight closes. What needs no
+    store (the folder, the config, the scanner's rules, the store's place) is read directly.
+    """
 
     uri: str
     #: the folder as the client names it (not symlink-resolved), so hit URIs match its buffers.
     folder: Path
-    engine: Engine
+    engine: InitVar[Engine]
+    #: set before the root is published and never reassigned (closing stops it).
     watcher: RootWatcher | None = None
     files: int = 0
     chunks: int = 0
@@ -52,54 +65,70 @@ class Root:
     replaced: bool = False
     #: when (monotonic) a search last checked the store file (see `RootRegistry.check_due`).
     checked_at: float = 0.0
-    #: guards `_readers` and `_retire`: reads of this root's engine in flight, and what closes
-    #: the engine once the last of them is done (a root replaced while a search runs on it).
-    _use: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
-    _readers: int = field(default=0, repr=False, compare=False)
-    _retire: Callable[[], None] | None = field(default=None, repr=False, compare=False)
+    _engine: Leased[Engine] = field(init=False, repr=False, compare=False)
+    #: the engine's store-free facts, kept so that no caller needs the engine for them.
+    real: Path = field(init=False)
+    config: Config = field(init=False, repr=False)
+    scanner: Scanner = field(init=False, repr=False)
+    store_dir: Path = field(init=False)
+    store_path: Path = field(init=False, repr=False)
+    read_only: bool = field(init=False)
+    embedder: Embedder = field(init=False, repr=False)
+    _totals: IndexPipeline = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self, engine: Engine) -> None:
+        self._engine = Leased(engine, _close_engine, str(self.folder))
+        self.real, self.config, self.scanner = engine.root, engine.config, engine.scanner
+        self.store_dir, self.store_path, self.read_only = engine.store_dir, engine.store.path, engine.read_only
+        self.embedder, self._totals = engine.embedder, engine.pipeline
 
     @property
     def key(self) -> str:
         return str(self.folder)
 
-    @contextlib.contextmanager
-    def reading(self) -> Iterator[None]:
-        """A read of this root's engine: a `retire` meanwhile waits for it to end. Closing a
-        store's connections while another thread runs a query on one crashed the daemon
-        (SIGSEGV inside SQLite) when `kbls index --rebuild` replaced a store under a search."""
-        with self._use:
-            self._readers += 1
-        try:
-            yield
-        finally:
-            with self._use:
-                self._readers -= 1
-                close = self._retire if self._readers == 0 else None
-                if close is not None:
-                    self._retire = None
-            if close is not None:
-                close()
+    def lease(self) -> contextlib.AbstractContextManager[Engine]:
+        """`with root.lease() as engine:` the only way to the engine.
 
-    def retire(self, close: Callable[[], None]) -> None:
-        """Run `close` (which closes the engine) now, or when the last read in flight ends."""
-        with self._use:
-            if self._readers:
-                self._retire = close
-                return
-        close()
+        :raises BeingReopenedError: the root was retired (reopened or closed) meanwhile.
+        """
+        return self._engine.lease()
+
+    def retire(self) -> None:
+        """No new lease; the engine is closed now or by the last lease in flight."""
+        self._engine.retire()
 
     @property
-    def read_only(self) -> bool:
-        """Served read-only: its store could not be written when it opened (a timer tries again)."""
-        return self.engine.read_only
+    def retired(self) -> bool:
+        return self._engine.retired
+
+    @property
+    def embedded_total(self) -> int:
+        """Texts embedded since this root's engine started (a counter: no store read)."""
+        return self._totals.embedded_total
+
+    @property
+    def reused_total(self) -> int:
+        return self._totals.reused_total
 
     def store_replaced(self) -> bool:
         """The store file vanished or another store took its name (a stat and a tiny query).
 
         Asked twice when the first answer is yes: a generation that could not be read for a
         moment (a checkpoint holding a lock) must not make the daemon reopen a healthy store.
+        A retired root answers no: it is being reopened already.
         """
-        return self.engine.store.replaced() and self.engine.store.replaced()
+        try:
+            with self.lease() as engine:
+                return engine.store.replaced() and engine.store.replaced()
+        except BeingReopenedError:
+            return False
+
+
+def _close_engine(engine: Engine) -> None:
+    try:
+        engine.close()
+    except Exception:
+        log.exception("cannot close the store of %s", engine.root)
 
 
 @dataclass
@@ -329,7 +358,7 @@ class RootRegistry:
         best: Located | None = None
         depth = -1
         for root in self.all():
-            for base in (root.folder, root.engine.root):
+            for base in (root.folder, root.real):
                 try:
                     rel = target.relative_to(base)
                 except ValueError:

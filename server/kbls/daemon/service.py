@@ -8,8 +8,8 @@ knows nothing of LSP or the wire: answers are typed (`kbls.daemon.answers`) and
 Several daemons may share a store: the engine returns `busy` while another process holds the
 writer lock; the job is retried and searches keep answering meanwhile.
 
-`Daemon` is a little over 250 lines: one short method per request of the LSP layer (and of the
-per-user daemon); the work behind each lives in the modules above.
+One short method per request of the LSP layer (and of the per-user daemon); the work behind
+each lives in the modules above. Every read of an engine runs on a lease (`Daemon.read`).
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ from kbls.daemon.status import StatusReporter, joined, refusal, refused_status, 
 from kbls.daemon.watch import FileChange, own_watch_enabled
 from kbls.daemon.worker import STORE_REPLACED, Worker
 from kbls.engine import Engine
-from kbls.errors import OutsideRootError, QueryError
+from kbls.errors import BeingReopenedError, OutsideRootError, QueryError
 from kbls.limits import MAX_LIMIT, MAX_TAGS, RELATED_LIMIT
 from kbls.results import Hit, RootStatus, SqliteInfo
 from kbls.retrieval.linksyntax import LinkRef
@@ -129,7 +129,7 @@ class Daemon:
             found = self.locate(path)
         except OutsideRootError:
             return False
-        if not found.root.engine.scanner.wanted(found.rel):
+        if not found.root.scanner.wanted(found.rel):
             return False
         self._worker.submit(found.root.key, Job(files={found.rel}))
         return True
@@ -147,8 +147,9 @@ class Daemon:
                 found = self.locate(change.path)
             except OutsideRootError:
                 continue
-            if found.root.watcher is not None:
-                found.root.watcher.changed(found.rel, change.kind)
+            watcher = found.root.watcher  # set before the root was published, never reassigned
+            if watcher is not None:
+                watcher.changed(found.rel, change.kind)
 
     def reindex(self, paths: list[Path] | None, force: bool = False, folders: Collection[Path] | None = None) -> int:
         """Queue `paths` (None: every root, or every root within `folders`); returns the files queued.
@@ -220,7 +221,7 @@ class Daemon:
         started = time.perf_counter()
         every = self._registry.all()
         roots = [root for root in every if within(root, folders)]
-        limit = request.limit or (roots[0].engine.config.search.limit if roots else DEFAULT_LIMIT)
+        limit = request.limit or (roots[0].config.search.limit if roots else DEFAULT_LIMIT)
         found: list[RootHit] = []
         for root in roots:
             nested = any(other is not root and other.folder.is_relative_to(root.folder) for other in every)
@@ -233,14 +234,14 @@ class Daemon:
         """`limit` hits of `root`, without the notes of roots nested inside it (they answer those)."""
         wanted = limit
 
-        def search() -> list[Hit]:
-            return root.engine.search(
+        def search(engine: Engine) -> list[Hit]:
+            return engine.search(
                 request.query, limit=wanted, mode=request.mode, filters=request.filters,
                 group_by_file=request.group_by_file, explain=request.explain,
             ).hits
 
         while True:
-            hits = self._guarded(root, search)
+            hits = self.read(root, search)
             if not nested:
                 return hits
             own = [hit for hit in hits if self._registry.owner(root.folder / hit.path) is root]
@@ -256,7 +257,7 @@ class Daemon:
         started = time.perf_counter()
         found = self.locate(path)
         root = found.root
-        hits = self._guarded(root, lambda: root.engine.related(root.engine.root / found.rel, line, limit=limit))
+        hits = self.read(root, lambda engine: engine.related(engine.root / found.rel, line, limit=limit))
         # A candidate without a reason (no similarity, link or tag) is noise, not a relation.
         pairs = [RootHit(root.uri, root.folder, hit) for hit in hits if hit.reasons]
         return SearchAnswer(pairs, round((time.perf_counter() - started) * 1000, 2), self.index_state())
@@ -268,7 +269,7 @@ class Daemon:
         """
         found = self.locate(path)
         root = found.root
-        return Suggestions(root.folder, self._guarded(root, lambda: root.engine.links.suggest(found.rel, query)))
+        return Suggestions(root.folder, self.read(root, lambda engine: engine.links.suggest(found.rel, query)))
 
     def resolve_links(self, path: Path | str, refs: list[LinkRef], lines: list[str]) -> Resolved:
         """Where each link of the note at `path` (whose text is `lines`) leads, inside its root.
@@ -277,7 +278,7 @@ class Daemon:
         """
         found = self.locate(path)
         root = found.root
-        return Resolved(root.folder, self._guarded(root, lambda: root.engine.links.resolve(found.rel, refs, lines)))
+        return Resolved(root.folder, self.read(root, lambda engine: engine.links.resolve(found.rel, refs, lines)))
 
     def in_root(self, path: Path | str, ask: Callable[[Engine, str], T]) -> InRoot[T]:
         """`ask` the engine of the root holding `path` about it (by its root-relative path): the
@@ -288,14 +289,14 @@ class Daemon:
         """
         found = self.locate(path)
         root = found.root
-        return InRoot(root.uri, root.folder, self._guarded(root, lambda: ask(root.engine, found.rel)))
+        return InRoot(root.uri, root.folder, self.read(root, lambda engine: ask(engine, found.rel)))
 
     def tags(self, prefix: str = "", limit: int = MAX_TAGS, folders: Collection[Path] | None = None) -> TagsAnswer:
         """The tags of the roots (`folders` as in `search`) starting with `prefix`, each with the
         notes carrying it, most used first (`kbls.daemon.listings`)."""
         every = self._registry.all()
         roots = [root for root in every if within(root, folders)]
-        return listings.tags(roots, every, prefix, limit, self._guarded, self.index_state())
+        return listings.tags(roots, every, prefix, limit, self.read, self.index_state())
 
     def notes(self, request: NotesRequest, folders: Collection[Path] | None = None) -> NotesAnswer:
         """A page of the roots' notes, most recently modified first; `folders` as in `search`.
@@ -304,27 +305,31 @@ class Daemon:
         """
         every = self._registry.all()
         roots = [root for root in every if within(root, folders)]
-        limit = request.limit or (roots[0].engine.config.search.limit if roots else DEFAULT_LIMIT)
-        return listings.notes(roots, every, request, limit, self._guarded, self.index_state())
+        limit = request.limit or (roots[0].config.search.limit if roots else DEFAULT_LIMIT)
+        return listings.notes(roots, every, request, limit, self.read, self.index_state())
 
-    def _guarded(self, root: Root, query: Callable[[], T]) -> T:
-        """Run a read of `root`; a store that vanished under it becomes a clear, retryable error.
+    def read(self, root: Root, query: Callable[[Engine], T]) -> T:
+        """Run a read of `root` on a lease of its engine; a store that vanished under it becomes
+        a clear, retryable error, as does a root retired meanwhile (`BeingReopenedError`).
 
         A store replaced by a new file (`kbls index --rebuild`) is noticed within a second of
-        searching and reopened; this answer still comes from the old file, readable until closed.
+        searching and reopened; this answer still comes from the old file, which the lease keeps
+        open until the read ends.
         """
         if self._registry.check_due(root, time.monotonic()):
             self._check_store(root)
         try:
-            with root.reading():
-                return query()
-        except (QueryError, OutsideRootError):
+            with root.lease() as engine:
+                return query(engine)
+        except (QueryError, OutsideRootError, BeingReopenedError):
             raise
         except Exception as exc:
+            if root.retired:  # reopened meanwhile: its store may be another file by now
+                raise BeingReopenedError(f"{root.folder} is being reopened; try again in a moment") from exc
             if self._check_store(root):
                 raise StoreUnavailableError(
-                    f"the store of {root.folder} was deleted or replaced while kbls was running and is being "
-                    "rebuilt; search again in a moment"
+                    f"the store of {root.folder} was deleted or replaced while kbls was running: the root is being "
+                    "reopened and its store rebuilt; search again in a moment"
                 ) from exc
             raise
 
@@ -338,26 +343,25 @@ class Daemon:
         ]
         reports += [RootReport(r.uri, refused_status(r.folder), r.reason) for r in refused.values()]
         first = next(iter(self._registry.all()), None)
-        embedder = first.engine.embedder if first is not None else None
+        embedder = first.embedder if first is not None else None
         return DaemonStatus(
             version=__version__, index=self.index_state(),
             model=embedder.model_id if embedder else "", dimension=embedder.dimension if embedder else 0,
-            embedded_since_start=sum(r.engine.embedded_total for r in self._registry.all()),
-            reused_since_start=sum(r.engine.reused_total for r in self._registry.all()),
+            embedded_since_start=sum(r.embedded_total for r in self._registry.all()),
+            reused_since_start=sum(r.reused_total for r in self._registry.all()),
             roots=reports,
         )
 
     def _root_status(self, root: Root) -> RootStatus:
         try:
-            with root.reading():
-                return root.engine.status()
+            with root.lease() as engine:
+                return engine.status()
         except Exception as exc:  # the store vanished: say so instead of failing kb/status
             self._check_store(root)
             log.warning("cannot read the status of %s: %s", root.folder, exc)
-            engine = root.engine
             return RootStatus(
-                root=str(engine.root), store=str(engine.store_dir), store_bytes=0, files=0, chunks=0, vectors=0,
-                model=engine.embedder.model_id, dimension=engine.embedder.dimension,
+                root=str(root.real), store=str(root.store_dir), store_bytes=0, files=0, chunks=0, vectors=0,
+                model=root.embedder.model_id, dimension=root.embedder.dimension,
                 sqlite=SqliteInfo(module="", version="", vec=""), errors=[],
             )
 
@@ -366,7 +370,7 @@ class Daemon:
         if not root.store_replaced():
             return False
         if self._registry.claim_replaced(root):
-            message = STORE_REPLACED.format(path=root.engine.store.path)
+            message = STORE_REPLACED.format(path=root.store_path)
             log.warning("%s: %s", root.folder, message)
             self._listener.show(logging.WARNING, f"kbls: {root.folder}: {message}")
             self._worker.reopen_root(OpenRequest(root.uri, root.folder, reopen=True))

@@ -256,7 +256,7 @@ class Worker:
         unwritable) fails the job, which is retried with backoff like any other failure.
         """
         if self._registry.claim_replaced(root):
-            message = STORE_REPLACED.format(path=root.engine.store.path)
+            message = STORE_REPLACED.format(path=root.store_path)
             log.warning("%s: %s", root.folder, message)
             self._listener.show(logging.WARNING, f"kbls: {root.folder}: {message}")
         return self._open(OpenRequest(root.uri, root.folder, reopen=True), quiet=True) is not None
@@ -285,11 +285,12 @@ class Worker:
             if self._reporter.report_progress(p.files_done, p.files_total):
                 self._reporter.emit(p.path)
 
-        paths = None if job.full else sorted(root.engine.root / rel for rel in job.files)
+        paths = None if job.full else sorted(root.real / rel for rel in job.files)
         report: IndexReport | None = None
         error: Exception | None = None
         try:
-            report = root.engine.index(paths, force=job.force, progress=progress, cancel=cancel, wait=False)
+            with root.lease() as engine:
+                report = engine.index(paths, force=job.force, progress=progress, cancel=cancel, wait=False)
             outcome = Outcome.BUSY if report.busy else Outcome.DONE
         except (StoreFullError, StoreBusyError) as exc:
             outcome, error = Outcome.FULL, exc

@@ -44,7 +44,7 @@ from kbls.daemon import answers
 from kbls.daemon.service import Daemon
 from kbls.daemon.watch import FileChange
 from kbls.engine import Engine
-from kbls.errors import OutsideRootError, QueryError
+from kbls.errors import BeingReopenedError, OutsideRootError, QueryError
 from kbls.limits import MAX_QUERY_CHARS, RELATED_LIMIT
 from kbls.logsetup import configure_logging
 from kbls.lsp import (
@@ -214,7 +214,7 @@ class KblsServer(LanguageServer):
             return await asyncio.get_running_loop().run_in_executor(pool, fn, *args)
         except (QueryError, OutsideRootError) as exc:
             raise JsonRpcInvalidParams(str(exc)) from None
-        except answers.StoreUnavailableError as exc:
+        except BeingReopenedError as exc:  # a store being rebuilt, a root being reopened
             raise RequestFailed(str(exc)) from None
 
     # -- the daemon's listener (called from the worker thread) -------------------------------
@@ -237,6 +237,8 @@ class KblsServer(LanguageServer):
         self._later(self.window_show_message, params)
 
     def progress_begin(self, title: str, message: str) -> object:
+        if self.loop is None:  # not initialized yet (a CLI connection of the per-user daemon): no capabilities
+            return None
         return self.progress_tokens.begin(title, message)
 
     def progress_report(self, handle: object, percentage: int, message: str) -> None:

@@ -21,7 +21,14 @@ from types import ModuleType
 from typing import IO, cast
 from urllib.parse import quote
 
-from kbls.errors import CorruptStoreError, StoreBusyError, StoreError, StoreFullError, StoreReadOnlyError
+from kbls.errors import (
+    CorruptStoreError,
+    StoreBusyError,
+    StoreClosedError,
+    StoreError,
+    StoreFullError,
+    StoreReadOnlyError,
+)
 from kbls.query.globs import glob_matches
 
 BUSY_MESSAGE = (
@@ -149,18 +156,30 @@ class ConnectionPool:
         self.read_only = read_only
         self.uri = uri
         self._local = threading.local()
-        # guards `_connections` (appended from any reading thread, cleared by close()).
+        # guards `_connections` and `_closed` (appended from any reading thread, cleared by close()).
         self._conn_lock = threading.Lock()
         self._connections: list[Connection] = []
+        self._closed = False
         # serialises this process's write transactions on the shared writer connection.
         self._write_lock = threading.RLock()
 
     def open(self) -> Connection:
-        """A new connection that `close()` closes too (e.g. `VectorIndex`'s own)."""
-        conn = connect(self.path, read_only=self.read_only, uri=self.uri)
+        """A new connection that `close()` closes too (e.g. `VectorIndex`'s own).
+
+        :raises StoreClosedError: after `close()`: a late read must not open the replaced file
+            again (its connection would keep that file alive and never be closed).
+        """
         with self._conn_lock:
-            self._connections.append(conn)
-        return conn
+            closed = self._closed
+        if not closed:
+            conn = connect(self.path, read_only=self.read_only, uri=self.uri)
+            with self._conn_lock:
+                closed = self._closed
+                if not closed:
+                    self._connections.append(conn)
+                    return conn
+            conn.close()  # closed while it opened
+        raise StoreClosedError(f"the store {self.path} was closed (its root is being reopened)")
 
     @property
     def conn(self) -> Connection:
@@ -180,6 +199,7 @@ class ConnectionPool:
 
     def close(self) -> None:
         with self._conn_lock:
+            self._closed = True
             for conn in self._connections:
                 with contextlib.suppress(Exception):
                     conn.close()

@@ -23,6 +23,7 @@ from pygls.protocol.language_server import lsp_method
 
 from kbls.daemon.answers import DaemonStatus, InRoot, NotesAnswer, NotesRequest, SearchAnswer, SearchRequest, TagsAnswer
 from kbls.daemon.roots import Root, folder_path
+from kbls.daemon.service import Daemon
 from kbls.daemon.watch import FileChange
 from kbls.engine import Engine
 from kbls.errors import OutsideRootError
@@ -132,7 +133,7 @@ class ClientView:
     def _serves(self, root: Root) -> bool:
         """`root` is at or inside one of this client's folders (either spelled or resolved)."""
         bases = [base for folder in self.folders() for base in _spellings(folder)]
-        return any(place.is_relative_to(base) for place in (root.folder, root.engine.root) for base in bases)
+        return any(place.is_relative_to(base) for place in (root.folder, root.real) for base in bases)
 
     def file_saved(self, path: Path | str) -> bool:
         return self.holds(path) and self.host.daemon.file_saved(path)
@@ -188,10 +189,10 @@ class ConnectionServer(KblsServer):
         for method, handler in CLI_FEATURES.items():
             self.feature(method)(handler)
 
-    async def cli_answer(self, reply: Callable[[list[Root], Q], queries.Reply], query: Q) -> Any:
+    async def cli_answer(self, reply: Callable[[Daemon, Q], queries.Reply], query: Q) -> Any:
         """One CLI query on the query threads, as plain JSON (null: the root is not open here)."""
-        roots = self.view.host.daemon.roots()
-        answer = await asyncio.get_running_loop().run_in_executor(self.query_pool, reply, roots, query)
+        daemon = self.view.host.daemon
+        answer = await asyncio.get_running_loop().run_in_executor(self.query_pool, reply, daemon, query)
         return msgspec.to_builtins(answer)
 
 

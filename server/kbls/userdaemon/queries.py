@@ -18,12 +18,13 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from kbls.config import load_config, resolve_store_dir
-from kbls.errors import ConfigError, KblsError, ModelMismatchError, OutsideRootError, QueryError
+from kbls.errors import BeingReopenedError, ConfigError, KblsError, ModelMismatchError, OutsideRootError, QueryError
 from kbls.query.filters import Filters
 from kbls.results import Hit, RootStatus
 
 if TYPE_CHECKING:  # the CLI imports this module: no engine (numpy, the model runtime) on its path
     from kbls.daemon.roots import Root
+    from kbls.daemon.service import Daemon
     from kbls.engine import Engine
 
 SEARCH = "kbls/cliSearch"
@@ -84,25 +85,26 @@ Reply = SearchReply | RelatedReply | StatusReply | Failure | None
 
 #: errors raised again by class on the CLI side (any other `KblsError` comes back as `KblsError`)
 ERRORS: dict[str, type[KblsError]] = {
-    cls.__name__: cls for cls in (QueryError, OutsideRootError, ConfigError, ModelMismatchError, KblsError)
+    cls.__name__: cls
+    for cls in (QueryError, OutsideRootError, ConfigError, ModelMismatchError, BeingReopenedError, KblsError)
 }
 
 
-def open_root(roots: list[Root], query: RootQuery) -> Engine | None:
-    """The daemon's engine of `query.root` if it is open with the store the CLI would use."""
+def open_root(roots: list[Root], query: RootQuery) -> Root | None:
+    """The daemon's root of `query.root` if it is open with the store the CLI would use."""
     given = Path(os.path.abspath(os.path.expanduser(query.root)))  # as `daemon.roots.folder_path`
     resolved = given.resolve()
-    root = next((r for r in roots if r.folder == given or r.engine.root == resolved), None)
+    root = next((r for r in roots if r.folder == given or r.real == resolved), None)
     if root is None:
         return None
     try:
         expected = resolve_store_dir(resolved, load_config(resolved)[0], Path(query.store) if query.store else None)
     except KblsError:
         return None  # the CLI reports the broken config itself
-    return root.engine if root.engine.store_dir.resolve() == expected else None
+    return root if root.store_dir.resolve() == expected else None
 
 
-def search_reply(roots: list[Root], query: SearchQuery) -> Reply:
+def search_reply(daemon: Daemon, query: SearchQuery) -> Reply:
     """`kbls search` on the daemon's engine; None when the root is not open here."""
 
     def search(engine: Engine) -> SearchReply:
@@ -114,37 +116,40 @@ def search_reply(roots: list[Root], query: SearchQuery) -> Reply:
         empty = not result.hits and engine.store.counts().files == 0
         return SearchReply(hits=result.hits, empty_store=empty, mode=result.mode.value)
 
-    return _on_engine(roots, query, search)
+    return _on_engine(daemon, query, search)
 
 
-def related_reply(roots: list[Root], query: RelatedQuery) -> Reply:
+def related_reply(daemon: Daemon, query: RelatedQuery) -> Reply:
     """`kbls related` on the daemon's engine; None when the root is not open here."""
     path = Path(query.path)
-    return _on_engine(roots, query, lambda engine: RelatedReply(hits=engine.related(path, query.line, limit=query.limit)))
+    return _on_engine(daemon, query, lambda engine: RelatedReply(hits=engine.related(path, query.line, limit=query.limit)))
 
 
-def status_reply(roots: list[Root], query: RootQuery) -> Reply:
+def status_reply(daemon: Daemon, query: RootQuery) -> Reply:
     """`kbls status` on the daemon's engine; None when the root is not open here."""
-    return _on_engine(roots, query, lambda engine: StatusReply(status=engine.status()))
+    return _on_engine(daemon, query, lambda engine: StatusReply(status=engine.status()))
 
 
-def _on_engine(roots: list[Root], query: RootQuery, call: Callable[[Engine], Reply]) -> Reply:
-    """`call` on the engine of the query's root.
+def _on_engine(daemon: Daemon, query: RootQuery, call: Callable[[Engine], Reply]) -> Reply:
+    """`call` on the engine of the query's root, read as the editor's requests are
+    (`Daemon.read`: on a lease, so a reopen meanwhile waits for it; a store replaced under it is
+    "being rebuilt", a root retired meanwhile "being reopened").
 
     None when that root is not open here; a `Failure` when the engine raises a `KblsError`.
     """
-    engine = open_root(roots, query)
-    if engine is None:
+    root = open_root(daemon.roots(), query)
+    if root is None:
         return None
     try:
-        return call(engine)
+        return daemon.read(root, call)
     except KblsError as exc:
         return failure(exc)
 
 
 def failure(exc: KblsError) -> Failure:
-    name = type(exc).__name__
-    return Failure(kind=name if name in ERRORS else "KblsError", message=str(exc))
+    """The error as its nearest class the CLI raises again (a store being rebuilt: being reopened)."""
+    kind = next(cls.__name__ for cls in type(exc).__mro__ if cls.__name__ in ERRORS)
+    return Failure(kind=kind, message=str(exc))
 
 
 def raise_failure(failure: Failure) -> None:
