@@ -16,8 +16,10 @@ from pathlib import Path
 import pytest
 from lsprotocol import types
 from tests.support.corpus import write_config
+from tests.support.files import filesystem_uid
 from tests.support.lsp_client import LspSession
 from tests.support.processes import child_env
+from tests.support.raw_stdio import frame, initialize_params, read_message
 from tests.support.store_check import check_store
 
 from kbls.engine import Engine
@@ -158,6 +160,47 @@ def test_tcp_listener_binds_loopback_by_default(tmp_path: Path) -> None:
         for line in listening:
             address = line.split()[1].split(":")[0]
             assert address in ("0100007F", "00000000000000000000000001000000"), f"bound to {address}, not loopback"
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_tcp_serves_this_user_only(tmp_path: Path) -> None:
+    """A loopback port is open to every local user: a connection whose socket another uid owns is
+    closed unread; this user's is served."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kbls", "serve", "--tcp", str(port), "--log-file", str(tmp_path / "tcp.log")],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=child_env(tmp_path),
+    )
+    initialize = frame({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": initialize_params(None)})
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            with filesystem_uid(65534):  # the socket is made as another user (its inode's uid)
+                other = socket.socket()
+            try:
+                other.connect(("127.0.0.1", port))
+                break
+            except OSError:
+                other.close()
+                assert time.monotonic() < deadline, "kbls serve --tcp is not listening"
+                time.sleep(0.1)
+        with other:
+            other.settimeout(30)
+            try:
+                other.sendall(initialize)
+                answered = other.recv(1024)
+            except ConnectionResetError:  # closed with the bytes unread
+                answered = b""
+            assert answered == b"" or os.geteuid() != 0  # closed, nothing answered (as root: another uid)
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as mine, mine.makefile("rb") as replies:
+            mine.sendall(initialize)
+            answer = read_message(replies)
+            assert answer is not None and answer.get("id") == 1 and "capabilities" in answer["result"]
+        assert "refused a TCP connection" in (tmp_path / "tcp.log").read_text(encoding="utf-8") or os.geteuid() != 0
     finally:
         proc.kill()
         proc.wait()

@@ -38,6 +38,7 @@ from pygls.io_ import StdoutWriter
 from pygls.server import JsonRPCServer
 
 from kbls.limits import MAX_FRAME_BYTES
+from kbls.lsp import tcp_peer
 
 log = logging.getLogger(__name__)
 
@@ -250,10 +251,16 @@ def serve_stdio(server: JsonRPCServer, stdin: BinaryIO, stdout: BinaryIO) -> Non
 
 
 def serve_tcp(server: JsonRPCServer, host: str, port: int) -> None:
-    """What `server.start_tcp(host, port)` does, with this module's reader."""
+    """What `server.start_tcp(host, port)` does, with this module's reader, for this user only
+    (`kbls.lsp.tcp_peer`)."""
     server._stop_event = stop = threading.Event()
 
     async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        peer = writer.get_extra_info("peername")
+        if not tcp_peer.same_user(peer, writer.get_extra_info("sockname")):
+            log.warning("refused a TCP connection from %s: not this user on this machine", peer)
+            writer.close()
+            return
         log.debug("a client connected")
         server.protocol.set_writer(writer)
         await read_loop(server, SocketStream(reader), stop)

@@ -137,7 +137,7 @@ class LocalBackend(NotesBackend):
             raise OutsideRootError(f"{rel} is not a note of {root}: it is a {found.problem}")
         cap, max_bytes = config.size_cap(rel)
         try:
-            lines, first, last, total, truncated = read_lines(file, start_line, end_line, max_bytes, cap)
+            lines, first, last, total, truncated = read_lines(file, start_line, end_line, max_bytes, cap, root=real)
         except OSError as exc:
             raise QueryError(f"cannot read {rel}: {exc.strerror or exc}") from None
         except ValueError as exc:

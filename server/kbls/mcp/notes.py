@@ -9,6 +9,7 @@ exclude rules accept, so `.git/config` or a `.env` inside a root is never return
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 
@@ -67,15 +68,54 @@ def _checked(root: Path, rel: str, shown: str) -> str:
     return rel
 
 
+def read_checked(root: Path, file: Path, at_most: int) -> bytes | None:
+    """Up to `at_most` bytes of `file`, opened as the file checked to lie inside `root`; None when
+    it is not a regular file.
+
+    The path is resolved and checked, then opened (without following a last symlink, without
+    blocking on a FIFO), and the open file must be the checked one: its inode the one the check
+    saw, and its own path (`/proc/self/fd`, where there is one) still inside the root. Opening
+    the checked name again would follow a folder swapped for a symlink in between.
+
+    :raises OutsideRootError: the file leads outside `root`, or changed between check and open.
+    :raises OSError: when it cannot be opened or read.
+    """
+    real_root = Path(os.path.realpath(root))
+    target = Path(os.path.realpath(file))
+    if not _inside(target, real_root):
+        raise OutsideRootError(f"{file} leads outside the root {root} (symlink); it is not read")
+    checked = os.stat(target)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(target, flags)
+    with os.fdopen(fd, "rb") as handle:
+        opened = os.fstat(fd)
+        if (opened.st_dev, opened.st_ino) != (checked.st_dev, checked.st_ino) or not _fd_inside(fd, real_root):
+            raise OutsideRootError(f"{file} changed while it was opened (a folder replaced by a symlink?); it is not read")
+        if not stat.S_ISREG(opened.st_mode):
+            return None
+        return handle.read(at_most)
+
+
+def _fd_inside(fd: int, real_root: Path) -> bool:
+    """The open file's own path lies inside `real_root` (True where the system cannot say)."""
+    try:
+        return _inside(Path(os.readlink(f"/proc/self/fd/{fd}")), real_root)
+    except OSError:
+        return True
+
+
 def read_lines(
-    file: Path, start_line: int | None, end_line: int | None, max_bytes: int, cap: str = "max_file_bytes"
+    file: Path, start_line: int | None, end_line: int | None, max_bytes: int, cap: str = "max_file_bytes",
+    *, root: Path | None = None,
 ) -> tuple[list[str], int, int, int, bool]:
     """(lines, first, last, total, truncated) of `file`'s 1-based inclusive range, bounded by
-    `max_bytes`, the value of the setting `cap`.
+    `max_bytes`, the value of the setting `cap`; with `root`, `file` is opened as checked to lie
+    inside it (`read_checked`).
 
     :raises OSError: when the file cannot be read; ValueError for a range outside the file.
     """
-    data = read_regular(file, max_bytes + 1)  # a FIFO swapped in after the caller's check must not block
+    # a FIFO swapped in after the caller's check must not block
+    data = read_regular(file, max_bytes + 1) if root is None else read_checked(root, file, max_bytes + 1)
     if data is None:
         raise ValueError("not a regular file (FIFO, socket or device); kbls does not read it")
     if len(data) > max_bytes:

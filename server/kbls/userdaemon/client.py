@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 
 import msgspec
 
+from kbls.limits import MAX_FRAME_BYTES
 from kbls.userdaemon import queries
 from kbls.userdaemon.paths import RuntimeDirError, daemon_disabled, daemon_paths
 from kbls.userdaemon.spawn import connect
@@ -111,6 +112,8 @@ class DaemonClient:
             name, _, value = line.partition(b":")
             if name.strip().lower() == b"content-length" and value.strip().isdigit():
                 length = int(value.strip())
+        if length > MAX_FRAME_BYTES:  # the editor's frame cap: never allocate what a frame claims
+            raise DaemonUnavailable(f"the daemon sent a frame of {length} bytes (at most {MAX_FRAME_BYTES})")
         body = self._reader.read(length)
         if len(body) < length:
             raise DaemonUnavailable("the daemon closed the connection mid-answer")
