@@ -17,7 +17,7 @@ from tests.support.user_daemon import DaemonEnv
 
 from kbls.userdaemon.main import idle_minutes
 from kbls.userdaemon.paths import daemon_paths
-from kbls.userdaemon.relay import Session
+from kbls.userdaemon.session import Session
 from kbls.userdaemon.spawn import connect
 
 

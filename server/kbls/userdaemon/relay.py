@@ -1,7 +1,7 @@
 """`kbls serve` as a thin relay: the editor's stdio <-> the per-user daemon's socket.
 
 The relay reads whole frames both ways (`kbls.lsp.framing`) and forwards them unchanged; it
-parses each body only to keep what a new daemon would need. When the daemon's connection ends
+parses each body only to keep what a new daemon would need (`kbls.userdaemon.session`). When the daemon's connection ends
 while the editor is still there (the daemon was killed, crashed or restarted), the relay:
 
 1. answers every request still waiting with `RequestFailed` (-32803, "try again"), so no
@@ -16,6 +16,7 @@ while the editor is still there (the daemon was killed, crashed or restarted), t
 3. replays `initialize` (its answer is dropped: the editor has one; or, when the editor's was
    still waiting, under the editor's id, and answered) with the workspace folders as they are
    now (every `didChangeWorkspaceFolders` is applied to the saved params) and `initialized`,
+   opens the editor's open documents again with the text it has (unsaved changes included),
    then forwards again.
 
 Answers of the editor to requests of a previous daemon (progress tokens) are dropped. The relay
@@ -34,20 +35,19 @@ import os
 import socket
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, BinaryIO
 
 from kbls.lsp import framing
 from kbls.userdaemon import spawn
 from kbls.userdaemon.paths import DaemonPaths
+from kbls.userdaemon.session import Session, error, json_object, message_id
 
 log = logging.getLogger(__name__)
 
-REQUEST_FAILED = -32803
 #: this many losses within FLAP_WINDOW seconds: the relay stops trying the daemon
 FLAP_LOSSES = 3
 FLAP_WINDOW = 30.0
-LOST_MESSAGE = "the kbls daemon stopped while answering; kbls has reconnected: try again"
 
 
 def frame(body: bytes) -> bytes:
@@ -66,111 +66,6 @@ class Backend:
     writer: asyncio.StreamWriter
     kind: str
     process: asyncio.subprocess.Process | None = None
-
-
-@dataclass
-class Session:
-    """What a new daemon must be told to pick up where the old one stopped."""
-
-    initialize: dict[str, Any] | None = None
-    initialized: bool = False
-    #: the editor's requests not answered yet: id -> method
-    pending: dict[int | str, str] = field(default_factory=dict)
-    #: the current backend's requests to the editor not answered yet
-    server_requests: set[int | str] = field(default_factory=set)
-    #: ids of the relay's own replayed `initialize` (their answers are dropped)
-    own_ids: set[int | str] = field(default_factory=set)
-    #: work-done progress tokens the backend began and has not ended (ended for it if it is lost)
-    progress: set[int | str] = field(default_factory=set)
-    #: the editor's `initialize`, unanswered when its backend was lost: replayed under its id
-    unanswered_initialize: int | str | None = None
-    exiting: bool = False
-    shutdown: bool = False
-
-    def from_editor(self, message: dict[str, Any]) -> bool:
-        """Note an editor message; False when it must not be forwarded (a stale answer)."""
-        method = message.get("method")
-        if method is None:
-            if "id" in message:  # an answer to the backend's request
-                answered = _id(message["id"])
-                if answered is None or answered not in self.server_requests:
-                    return False
-                self.server_requests.discard(answered)
-            return True
-        if method == "initialize" and isinstance(message.get("params"), dict):
-            self.initialize = dict(message["params"])
-        elif method == "initialized":
-            self.initialized = True
-        elif method == "workspace/didChangeWorkspaceFolders":
-            self._apply_folders(message.get("params"))
-        elif method == "exit":
-            self.exiting = True
-        elif method == "shutdown":
-            self.shutdown = True
-        return True
-
-    def sent(self, message: dict[str, Any]) -> None:
-        msg_id = _id(message.get("id"))
-        if "method" in message and msg_id is not None:
-            self.pending[msg_id] = str(message["method"])
-
-    def from_backend(self, message: dict[str, Any]) -> bool:
-        """Note a backend message; False when it is the answer to a replayed `initialize`."""
-        msg_id = _id(message.get("id"))
-        if "method" in message:
-            if msg_id is not None:
-                self.server_requests.add(msg_id)
-            elif message["method"] == "$/progress":
-                self._note_progress(message.get("params"))
-            return True
-        if msg_id is None:
-            return True
-        if msg_id in self.own_ids:
-            self.own_ids.discard(msg_id)
-            return False
-        self.pending.pop(msg_id, None)
-        return True
-
-    def _note_progress(self, params: Any) -> None:
-        if not isinstance(params, dict) or not isinstance(params.get("value"), dict):
-            return
-        kind, token = params["value"].get("kind"), _id(params.get("token"))
-        if token is None:
-            return
-        if kind == "begin":
-            self.progress.add(token)
-        elif kind == "end":
-            self.progress.discard(token)
-
-    def lost(self) -> list[dict[str, Any]]:
-        """The backend is gone: what the editor must be told (its requests failed, its progress
-        ended; an unanswered `initialize` is kept for the next one), and the record of that
-        backend cleared."""
-        # The editor's `initialize` is not failed but sent to the next backend (`_replay`): an
-        # editor gives up on a server whose `initialize` failed.
-        waiting = [msg_id for msg_id, method in self.pending.items() if method == "initialize"]
-        self.unanswered_initialize = waiting[0] if waiting else None
-        out = [_error(msg_id, REQUEST_FAILED, LOST_MESSAGE) for msg_id, method in self.pending.items() if method != "initialize"]
-        out += [
-            {"jsonrpc": "2.0", "method": "$/progress",
-             "params": {"token": token, "value": {"kind": "end", "message": "the kbls daemon restarted"}}}
-            for token in self.progress
-        ]
-        self.pending.clear()
-        self.server_requests.clear()
-        self.progress.clear()
-        return out
-
-    def _apply_folders(self, params: Any) -> None:
-        if self.initialize is None or not isinstance(params, dict):
-            return
-        event = params.get("event")
-        if not isinstance(event, dict):
-            return  # not a folder change (the daemon answers it as malformed)
-        removed = {f.get("uri") for f in _objects(event.get("removed"))}
-        folders = [f for f in _objects(self.initialize.get("workspaceFolders")) if f.get("uri") not in removed]
-        folders.extend(_objects(event.get("added")))
-        self.initialize["workspaceFolders"] = folders
 
 
 class Relay:
@@ -225,9 +120,9 @@ class Relay:
                 return
             if isinstance(body, framing.Malformed):
                 log.warning("malformed frame from the editor: %s", body.reason)
-                self._to_editor(encode(_error(None, framing.PARSE_ERROR, f"Parse error: {body.reason}")))
+                self._to_editor(encode(error(None, framing.PARSE_ERROR, f"Parse error: {body.reason}")))
                 continue
-            message = _json(body)
+            message = json_object(body)
             if message is not None and not self.session.from_editor(message):
                 continue
             await self._send(body, message)
@@ -238,7 +133,7 @@ class Relay:
         A request counts as pending from before its write, so a reconnect that happens while it
         is being written answers it (RequestFailed); it is then not sent again.
         """
-        msg_id = _id(message.get("id")) if message is not None and "method" in message else None
+        msg_id = message_id(message.get("id")) if message is not None and "method" in message else None
         while True:
             await self._ready.wait()
             backend = self.backend
@@ -273,7 +168,7 @@ class Relay:
                     body = None
                 if body is None or isinstance(body, framing.Malformed):
                     break
-                message = _json(body)
+                message = json_object(body)
                 if message is not None and not self.session.from_backend(message):
                     continue
                 self._to_editor(frame(body))
@@ -340,6 +235,9 @@ class Relay:
         out = [encode({"jsonrpc": "2.0", "id": msg_id, "method": "initialize", "params": self.session.initialize})]
         if self.session.initialized:
             out.append(encode({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
+        documents = self.session.documents.reopen()
+        out += [encode(message) for message in documents]
+        log.info("replayed initialize and %d open document(s) (%d bytes)", len(documents), sum(map(len, out)))
         try:
             backend.writer.write(b"".join(out))
             await backend.writer.drain()
@@ -366,29 +264,6 @@ async def _close(backend: Backend) -> None:
             await asyncio.wait_for(backend.process.wait(), 5)
         except asyncio.TimeoutError:
             backend.process.kill()
-
-
-def _json(body: bytes) -> dict[str, Any] | None:
-    try:
-        value = json.loads(body)
-    except ValueError:
-        return None
-    return value if isinstance(value, dict) else None
-
-
-def _id(value: Any) -> int | str | None:
-    """A JSON-RPC id (or progress token) the relay can keep: a number or a string; None for
-    anything else (an object or a list would break the records, and answers nothing)."""
-    return value if isinstance(value, (int, str)) and not isinstance(value, bool) else None
-
-
-def _objects(value: Any) -> list[dict[str, Any]]:
-    """The objects of a JSON list (a client's folder list); nothing for any other value."""
-    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
-
-
-def _error(msg_id: Any, code: int, message: str) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}}
 
 
 def relay(paths: DaemonPaths, sock: socket.socket) -> int:
