@@ -309,13 +309,10 @@ class Daemon:
         return listings.notes(roots, every, request, limit, self.read, self.index_state())
 
     def read(self, root: Root, query: Callable[[Engine], T]) -> T:
-        """Run a read of `root` on a lease of its engine; a store that vanished under it becomes
-        a clear, retryable error, as does a root retired meanwhile (`BeingReopenedError`).
-
-        A store replaced by a new file (`kbls index --rebuild`) is noticed within a second of
-        searching and reopened; this answer still comes from the old file, which the lease keeps
-        open until the read ends.
-        """
+        """Run a read of `root` on a lease of its engine; a store that vanished under it, or a root
+        retired meanwhile, is a clear, retryable `BeingReopenedError`. A store replaced by a new
+        file (`kbls index --rebuild`) is noticed within a second of searching and reopened; this
+        answer still comes from the old file, which the lease keeps open until the read ends."""
         if self._registry.check_due(root, time.monotonic()):
             self._check_store(root)
         try:
@@ -342,8 +339,7 @@ class Daemon:
             for v in views
         ]
         reports += [RootReport(r.uri, refused_status(r.folder), r.reason) for r in refused.values()]
-        first = next(iter(self._registry.all()), None)
-        embedder = first.embedder if first is not None else None
+        embedder = next((root.embedder for root in self._registry.all()), None)
         return DaemonStatus(
             version=__version__, index=self.index_state(),
             model=embedder.model_id if embedder else "", dimension=embedder.dimension if embedder else 0,
