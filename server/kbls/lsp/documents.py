@@ -12,8 +12,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import Any
 
 from pygls.workspace import TextDocument, Workspace
+
+from kbls.lsp.pygls_compat import DocumentFactory
 
 #: one line with its end, as LSP counts them; the last line may have no end.
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
@@ -33,15 +36,14 @@ class LspLinesDocument(TextDocument):
         return lsp_lines(self.source)
 
 
-class LspLinesWorkspace(Workspace):
+class LspLinesWorkspace(DocumentFactory):
     """A pygls workspace that makes `LspLinesDocument`s."""
 
-    def _create_text_document(
-        self, doc_uri: str, source: str | None = None, version: int | None = None, language_id: str | None = None
+    def make(
+        self, uri: str, source: str | None, version: int | None, language_id: str | None, sync_kind: Any, codec: Any
     ) -> TextDocument:
         return LspLinesDocument(
-            doc_uri, source=source, version=version, language_id=language_id,
-            sync_kind=self._sync_kind, position_codec=self._position_codec,
+            uri, source=source, version=version, language_id=language_id, sync_kind=sync_kind, position_codec=codec
         )
 
 

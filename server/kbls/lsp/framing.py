@@ -38,7 +38,7 @@ from pygls.io_ import StdoutWriter
 from pygls.server import JsonRPCServer
 
 from kbls.limits import MAX_FRAME_BYTES
-from kbls.lsp import tcp_peer
+from kbls.lsp import pygls_compat, tcp_peer
 
 log = logging.getLogger(__name__)
 
@@ -189,7 +189,7 @@ def _shown(raw: bytes, limit: int = 80) -> str:
 
 
 def _reply_error(server: JsonRPCServer, msg_id: Any, code: int, message: str) -> None:
-    server.protocol._send_data({"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}})
+    pygls_compat.send_data(server.protocol, {"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}})
 
 
 def dispatch(server: JsonRPCServer, body: bytes) -> None:
@@ -215,7 +215,7 @@ def dispatch(server: JsonRPCServer, body: bytes) -> None:
         server.protocol.handle_message(message)
     except Exception as error:  # a bug in a handler: pygls's loop logs these too, and carries on
         log.exception("unable to handle message")
-        server._report_server_error(error, JsonRpcException)
+        pygls_compat.report_server_error(server, error, JsonRpcException)
 
 
 async def read_loop(server: JsonRPCServer, stream: ByteStream, stop: threading.Event) -> None:
@@ -236,7 +236,7 @@ async def read_loop(server: JsonRPCServer, stream: ByteStream, stop: threading.E
 def serve_stdio(server: JsonRPCServer, stdin: BinaryIO, stdout: BinaryIO) -> None:
     """What `server.start_io(stdin, stdout)` does, with this module's reader."""
     # `server.shutdown()` (the `exit` notification) stops the loop through this event.
-    server._stop_event = stop = threading.Event()
+    stop = pygls_compat.install_stop_event(server)
     stream = StdinStream(stdin)
     server.protocol.set_writer(StdoutWriter(stdout))
     try:
@@ -253,7 +253,7 @@ def serve_stdio(server: JsonRPCServer, stdin: BinaryIO, stdout: BinaryIO) -> Non
 def serve_tcp(server: JsonRPCServer, host: str, port: int) -> None:
     """What `server.start_tcp(host, port)` does, with this module's reader, for this user only
     (`kbls.lsp.tcp_peer`)."""
-    server._stop_event = stop = threading.Event()
+    stop = pygls_compat.install_stop_event(server)
 
     async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         peer = writer.get_extra_info("peername")
@@ -268,7 +268,7 @@ def serve_tcp(server: JsonRPCServer, host: str, port: int) -> None:
 
     async def listen() -> None:
         tcp = await asyncio.start_server(connection, host, port)
-        server._server = tcp
+        pygls_compat.keep_tcp_server(server, tcp)
         log.info("serving on %s", ", ".join(str(sock.getsockname()) for sock in tcp.sockets))
         async with tcp:
             await tcp.serve_forever()

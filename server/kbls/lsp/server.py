@@ -57,6 +57,7 @@ from kbls.lsp import (
     hover,
     links,
     outline,
+    pygls_compat,
     references,
     rename,
     textsync,
@@ -87,8 +88,9 @@ _MESSAGE_TYPES = {
 }
 
 
-class KblsProtocol(LanguageServerProtocol):
-    """Answers malformed params of standard methods with `InvalidParams`.
+class KblsProtocol(pygls_compat.ForgetNotificationFutures, LanguageServerProtocol):
+    """Answers malformed params of standard methods with `InvalidParams`; forgets each handled
+    notification's future (`kbls.lsp.pygls_compat`).
 
     pygls raises while deserialising such a message and drops it, which would leave the client
     waiting for an answer that never comes.
@@ -100,7 +102,7 @@ class KblsProtocol(LanguageServerProtocol):
         except JsonRpcException as exc:
             if "id" in data and "method" in data:
                 error = JsonRpcInvalidParams(f"invalid params for {data['method']}: {exc.__cause__ or exc}")
-                self._send_response(data["id"], error=error.to_response_error())
+                pygls_compat.send_error(self, data["id"], error.to_response_error())
             return SimpleNamespace(jsonrpc="dropped")  # handle_message ignores it
 
 

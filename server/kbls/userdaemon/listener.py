@@ -16,11 +16,10 @@ import logging
 import os
 import socket
 import struct
-import threading
 from pathlib import Path
 from typing import Protocol
 
-from kbls.lsp import framing
+from kbls.lsp import framing, pygls_compat
 from kbls.userdaemon.connection import ConnectionServer
 from kbls.userdaemon.host import SharedDaemon
 
@@ -124,7 +123,7 @@ class SocketServer:
             self._idle = None
         conn = ConnectionServer(self.host)
         self.host.listeners.add(conn)
-        conn._stop_event = stop = threading.Event()
+        stop = pygls_compat.install_stop_event(conn)
         conn.protocol.set_writer(writer)
         log.info("a client connected (%d now)", self.clients)
         try:
