@@ -163,8 +163,19 @@ test("KB commands in a real VS Code (code-server + Chromium)", { skip: skipReaso
   });
 
   await t.test("the button on a result opens it to the side", { timeout: 120000 }, async () => {
-    await runCommand(page, "KB: Search", screenshot);
-    await page.waitForSelector(".quick-input-widget .quick-input-title", { visible: true });
+    // Opened by its keybinding: right after the keybinding test a KB: Search picker appears over
+    // the command palette while "KB: Search" is typed into it (seen in CI 2026-12-01, not yet
+    // understood; see the session's closing note).
+    await page.keyboard.press("Escape");
+    await page.keyboard.down("Control");
+    await page.keyboard.down("Alt");
+    await page.keyboard.press("KeyK");
+    await page.keyboard.up("Alt");
+    await page.keyboard.up("Control");
+    await until("the KB: Search picker", async () => {
+      const title = await page.$eval(".quick-input-widget .quick-input-title", (e) => e.textContent).catch(() => "");
+      return /KB: Search/.test(title);
+    }, 15000);
     await quickInputFocused(page);
     await page.keyboard.type("feeding a sourdough starter", { delay: 10 });
     await stableRows(page, (r) => /sourdough\.md/.test(r[0]));
