@@ -32,7 +32,7 @@ from kbls.indexing.scan import NOT_REGULAR, Candidate, Scanner
 from kbls.indexing.text import read_regular
 from kbls.results import IndexReport, Skipped
 from kbls.storage.records import ChunkRecord, FileRow, NoteRecord
-from kbls.storage.store import Store
+from kbls.storage.roles import Backend
 
 log = logging.getLogger(__name__)
 
@@ -74,7 +74,7 @@ class PreparedNote:
 class IndexPipeline:
     """Brings one root's store up to date with the disk. One run at a time per pipeline."""
 
-    def __init__(self, config: Config, store: Store, scanner: Scanner, chunker: Chunker, embedder: Embedder) -> None:
+    def __init__(self, config: Config, store: Backend, scanner: Scanner, chunker: Chunker, embedder: Embedder) -> None:
         self.config = config
         self.store = store
         self.scanner = scanner
@@ -114,7 +114,7 @@ class IndexPipeline:
                 # `kbls index` stopped with Ctrl+Z held the lock), and looked hung.
                 log.warning(
                     "another kbls process is writing the store %s (an editor's kbls indexing, or "
-                    "another `kbls index`); waiting for it to finish", self.store.directory,
+                    "another `kbls index`); waiting for it to finish", self.store.location,
                 )
                 with self.store.lock.hold(timeout=None):
                     report = self._run_locked(listed, force, progress, cancel)
@@ -137,7 +137,7 @@ class IndexPipeline:
                 # A warning so that `kbls index` (which shows warnings only) says why it re-reads.
                 log.warning(
                     "chunking changed since this store was built: re-reading every note "
-                    "(store %s: %s, now %s)", self.store.path, recorded or "unrecorded", fingerprint,
+                    "(store %s: %s, now %s)", self.store.location, recorded or "unrecorded", fingerprint,
                 )
                 force = True
             candidates = self.scanner.walk()

@@ -22,7 +22,7 @@ from kbls.retrieval.linksyntax import LinkKind, LinkRef, heading_text, link_at
 from kbls.retrieval.notelinks import NoteLinks
 from kbls.retrieval.notetexts import NoteTexts, OpenNotes
 from kbls.storage.records import LinkSpan, SourcedLink, Span
-from kbls.storage.store import Store
+from kbls.storage.roles import Backend
 
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s")
 #: characters of the linking paragraph a backlink shows.
@@ -82,7 +82,7 @@ def note_keys(note: Note) -> set[str]:
 class LinkGraph:
     """References, backlinks and their counts for one root (`Engine.graph`)."""
 
-    def __init__(self, links: NoteLinks, store: Store) -> None:
+    def __init__(self, links: NoteLinks, store: Backend) -> None:
         self.links = links
         self.store = store
 

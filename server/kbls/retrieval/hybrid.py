@@ -24,9 +24,8 @@ from kbls.retrieval.fusion import Weights, fused_note_score, lexical_confidence,
 from kbls.retrieval.lexical import LexicalRanker
 from kbls.retrieval.rerank import Reranker
 from kbls.retrieval.snippet import Term, make_snippet, snippet_terms
-from kbls.retrieval.vectors import VectorIndex
 from kbls.storage.records import ChunkRow
-from kbls.storage.store import Store
+from kbls.storage.roles import Backend, VectorSearch
 
 #: how many candidates each ranking contributes, per requested hit.
 CANDIDATES_PER_HIT = 5
@@ -65,7 +64,7 @@ class HybridSearcher:
     """Searches one root's store; the engine validates the request and picks the mode."""
 
     def __init__(
-        self, root: Path, store: Store, vectors: VectorIndex, embedder: Embedder, config: SearchConfig,
+        self, root: Path, store: Backend, vectors: VectorSearch, embedder: Embedder, config: SearchConfig,
         reranker: Reranker | None = None,
     ) -> None:
         self.root = root

@@ -25,7 +25,7 @@ from kbls.query.filters import Filters
 from kbls.query.syntax import content_terms, fts_match, number_forms, query_terms
 from kbls.retrieval.remembered import Remembered
 from kbls.storage.records import ChunkRow
-from kbls.storage.store import Store
+from kbls.storage.roles import Backend
 
 #: a token as FTS5's unicode61 tokenizer sees it: letters and digits; `_` and punctuation split.
 _TOKEN = re.compile(r"[^\W_]+")
@@ -178,7 +178,7 @@ class QueryWords:
     remembered: weakref.ReferenceType[Remembered] | None = field(default=None, compare=False, repr=False)
 
     @classmethod
-    def of(cls, text: str, store: Store, remembered: Remembered | None = None) -> QueryWords:
+    def of(cls, text: str, store: Backend, remembered: Remembered | None = None) -> QueryWords:
         terms = content_terms(text)
         parts = {term: tuple(_TOKEN.findall(term)) for term in terms}
         tokens = {token for split in parts.values() for token in split}
@@ -321,7 +321,7 @@ class LexicalRanker:
     query words, which candidates hold them and the candidates' rows until the store changes
     (`retrieval.remembered`)."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Backend) -> None:
         self.store = store
         self._lock = threading.Lock()
         self._remembered: Remembered | None = None

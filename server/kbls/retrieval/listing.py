@@ -15,7 +15,7 @@ from kbls.query.globs import check_glob
 from kbls.results import NoteSummary, TagCount
 from kbls.retrieval.snippet import make_snippet
 from kbls.storage.records import ListedFile
-from kbls.storage.store import Store
+from kbls.storage.roles import Backend
 
 #: the largest integer SQLite binds.
 SQLITE_MAX_INT = 2**63 - 1
@@ -29,7 +29,7 @@ def tag_prefix(prefix: str) -> str:
 class Listing:
     """Tags and recent notes of one root's store."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Backend) -> None:
         self.store = store
 
     def tags(self, prefix: str = "", skip: Sequence[str] = ()) -> list[TagCount]:

@@ -37,8 +37,7 @@ from kbls.retrieval.links import (
 from kbls.retrieval.linksyntax import LinkKind, LinkRef, TypedLink, link_label, markdown_path
 from kbls.retrieval.related import RELATED_MIN_SIMILARITY
 from kbls.retrieval.snippet import make_snippet
-from kbls.retrieval.vectors import VectorIndex
-from kbls.storage.store import Store
+from kbls.storage.roles import Backend, VectorSearch
 
 #: suggestions per completion request.
 SUGGESTIONS = 30
@@ -105,7 +104,7 @@ class NoteLinks:
     """The catalogue of one root's notes (reloaded on change) and its link style (cached)."""
 
     def __init__(
-        self, root: Path, store: Store, vectors: VectorIndex, embedder: Embedder, semantic_ready: Callable[[], bool]
+        self, root: Path, store: Backend, vectors: VectorSearch, embedder: Embedder, semantic_ready: Callable[[], bool]
     ) -> None:
         self.store = store
         self.vectors = vectors

@@ -21,7 +21,7 @@ from kbls.indexing.text import decode_text, read_regular
 from kbls.retrieval.links import Catalogue, HeadingLines, LinkResolver, LinkTarget
 from kbls.retrieval.linksyntax import LinkRef
 from kbls.storage.records import LinkSpan, SourcedLink, SourcedTag, TagSpan
-from kbls.storage.store import Store
+from kbls.storage.roles import Backend
 
 #: a note larger than this is not read to be edited (the indexer's default max_file_bytes).
 MAX_EDIT_BYTES = 2 * 1024 * 1024
@@ -85,7 +85,7 @@ class NoteTexts:
     """Reads the notes of one root as they are now (`open` first, then the disk), each once:
     made for one request."""
 
-    def __init__(self, store: Store, resolver: LinkResolver, open_notes: OpenNotes) -> None:
+    def __init__(self, store: Backend, resolver: LinkResolver, open_notes: OpenNotes) -> None:
         self.store = store
         self.resolver = RequestResolver(resolver)
         self.open_notes = open_notes

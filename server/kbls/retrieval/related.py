@@ -12,8 +12,7 @@ from kbls.notepath import file_stem
 from kbls.query.filters import Filters
 from kbls.results import Hit
 from kbls.retrieval.snippet import make_snippet
-from kbls.retrieval.vectors import VectorIndex
-from kbls.storage.store import Store
+from kbls.storage.roles import Backend, VectorSearch
 
 #: below this cosine similarity a note is not "related" by meaning alone (MiniLM scale: unrelated
 #: notes score around 0 to 0.15, notes on one topic 0.3 and up).
@@ -49,7 +48,7 @@ def similarity_reason(title: str, breadcrumb: str) -> str:
     return f"similar to § {section}" if section else "similar in meaning"
 
 
-def related_notes(store: Store, vectors: VectorIndex, root: Path, rel: str, line: int | None, limit: int) -> list[Hit]:
+def related_notes(store: Backend, vectors: VectorSearch, root: Path, rel: str, line: int | None, limit: int) -> list[Hit]:
     """Notes near the note at `rel` (or its section at `line`); never the note itself."""
     info = store.file_info(rel)
     if info is None:

@@ -124,6 +124,11 @@ class Store(StoreReads, StoreSpans, StoreWrites):
         #: the store file this object opened (None when served from memory).
         self.opened: StoreIdentity | None = StoreIdentity.of(self.path) if self.exists else None
 
+    @property
+    def location(self) -> str:
+        """The store's folder, for messages."""
+        return str(self.directory)
+
     def identity(self) -> StoreIdentity | None:
         """The identity of the store file at `self.path` now (None: it is gone). See `replaced`."""
         return StoreIdentity.of(self.path)
