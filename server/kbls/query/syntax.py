@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from kbls.limits import MAX_QUERY_CHARS
 from kbls.query.filters import Filters
 from kbls.query.globs import check_glob
+from kbls.query.tokens import is_cjk, split_cjk
 
 _FILTER = re.compile(r'(?<!\S)(tag|path|type):("[^"]*"|\S+)')
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -42,10 +43,12 @@ def parse_query(query: str, filters: Filters | None = None) -> ParsedQuery:
 
 
 def query_terms(text: str) -> list[str]:
-    """The query's words, lowercased, each once, in order."""
+    """The query's words, lowercased, each once, in order; a run of CJK characters as the
+    character bigrams the index holds (`kbls.query.tokens`)."""
     seen: dict[str, None] = {}
     for word in _WORD.findall(text.lower()):
-        seen.setdefault(word, None)
+        for token in split_cjk(word):
+            seen.setdefault(token, None)
     return list(seen)
 
 
@@ -85,7 +88,7 @@ def number_forms(term: str) -> tuple[str, ...]:
     Candidates only: the caller keeps those the notes contain (the index's vocabulary), so a
     spelling like `buse` never reaches a query. Folding on the query side instead of stemming the
     index: Porter stemming the index lost on the shared sets (docs/adr/0003-ranking.md)."""
-    if len(term) < MIN_FOLD_CHARS or not term.isalpha():
+    if len(term) < MIN_FOLD_CHARS or not term.isalpha() or is_cjk(term):
         return ()
     forms: list[str] = []
     if term.endswith("s") and not term.endswith(("ss", "us", "is")):
@@ -111,6 +114,9 @@ def fts_match(text: str, forms: Mapping[str, Sequence[str]] | None = None) -> st
     known = forms or {}
     parts = []
     for term in terms:
+        if len(term) == 1 and is_cjk(term):  # one CJK character: the bigrams it starts
+            parts.append(f'"{term}"*')
+            continue
         spellings = [f'"{t}"' for t in (term, *known.get(term, ()))]
         parts.append(spellings[0] if len(spellings) == 1 else f"({' OR '.join(spellings)})")
     # The query text arrives whitespace-normalised, so whether the user is still typing the

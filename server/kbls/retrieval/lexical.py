@@ -23,6 +23,7 @@ from itertools import accumulate
 
 from kbls.query.filters import Filters
 from kbls.query.syntax import content_terms, fts_match, number_forms, query_terms
+from kbls.query.tokens import camel_parts, is_cjk
 from kbls.retrieval.remembered import Remembered
 from kbls.storage.records import ChunkRow
 from kbls.storage.roles import Backend
@@ -68,8 +69,24 @@ class _Candidates:
         found = self._holding.get(token)
         if found is not None:
             return found
+        if is_cjk(token):  # CJK is written without spaces: a bigram counts anywhere in a run
+            found = self._holding[token] = self._holding_inside(token)
+            return found
         short = len(token) <= SHORT_TOKEN_CHARS
         found = self._holding[token] = self._holding_short(token) if short else self._holding_at_start(token, True)
+        return found
+
+    def _holding_inside(self, needle: str) -> set[int]:
+        """Indexes of the candidates whose text holds `needle` anywhere."""
+        text, starts = self.text, self.starts
+        found: set[int] = set()
+        at = text.find(needle)
+        while at >= 0:
+            index = bisect_right(starts, at) - 1
+            found.add(index)
+            if index + 1 == len(starts):
+                break
+            at = text.find(needle, starts[index + 1])
         return found
 
     def _holding_short(self, token: str) -> set[int]:
@@ -311,9 +328,10 @@ class QueryWords:
         return out
 
 
-def _texts(row: ChunkRow) -> tuple[str, str, str, str]:
-    """A chunk's texts that its coverage is measured on."""
-    return (row.path, row.title, row.breadcrumb, row.body)
+def _texts(row: ChunkRow) -> tuple[str, str, str, str, str]:
+    """A chunk's texts that its coverage is measured on, with the parts of its CamelCase
+    identifiers (the FTS `terms` column: `span` is found in `BatchSpanProcessor`)."""
+    return (row.path, row.title, row.breadcrumb, row.body, " ".join(camel_parts(f"{row.title}\n{row.breadcrumb}\n{row.body}")))
 
 
 class LexicalRanker:

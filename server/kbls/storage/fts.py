@@ -11,18 +11,38 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from kbls.query.tokens import index_terms
 from kbls.storage.connection import SQLITE, Connection
 
-#: the FTS5 table; its columns are weighted by `BM25_WEIGHTS` in that order.
+#: the FTS5 table; its columns are weighted by `BM25_WEIGHTS` in that order. `terms` holds the
+#: tokens unicode61 does not make of the other three (`kbls.query.tokens.index_terms`: CamelCase
+#: parts, CJK bigrams). Diacritics are kept: `thuế` is not `thue`, `résumé` not `resume`.
 FTS_TABLE_SQL = (
     "CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5("
-    "title, breadcrumb, body, tokenize = 'unicode61 remove_diacritics 0')"
+    "title, breadcrumb, body, terms, tokenize = 'unicode61 remove_diacritics 0')"
 )
-#: bm25() weights of title, breadcrumb, body: a word in a title or heading weighs more.
-BM25_WEIGHTS = (4.0, 2.0, 1.0)
+#: bm25() weights of title, breadcrumb, body, terms: a word in a title or heading weighs more.
+BM25_WEIGHTS = (4.0, 2.0, 1.0, 1.0)
 _BM25 = f"bm25(chunks_fts, {', '.join(map(str, BM25_WEIGHTS))})"
 
-INSERT_SQL = "INSERT INTO chunks_fts(rowid, title, breadcrumb, body) VALUES (?, ?, ?, ?)"
+INSERT_SQL = "INSERT INTO chunks_fts(rowid, title, breadcrumb, body, terms) VALUES (?, ?, ?, ?, ?)"
+
+
+def insert_chunk(c: Connection, rowid: int, title: str, breadcrumb: str, body: str) -> None:
+    """Index one chunk's texts (and the extra tokens made of them) under its rowid."""
+    c.execute(INSERT_SQL, (rowid, title, breadcrumb, body, index_terms(title, breadcrumb, body)))
+
+
+def rebuild_with_terms(c: Connection) -> None:
+    """Recreate the FTS table of a store whose table has no `terms` column, from the texts it
+    holds (nothing is read from the notes, nothing embedded)."""
+    rows: list[Any] = c.execute("SELECT rowid, title, breadcrumb, body FROM chunks_fts").fetchall()
+    c.execute("DROP TABLE chunks_fts")
+    c.execute(FTS_TABLE_SQL)
+    for rowid, title, breadcrumb, body in rows:
+        insert_chunk(c, int(rowid), str(title), str(breadcrumb), str(body))
+
+
 DELETE_FILE_SQL = "DELETE FROM chunks_fts WHERE rowid IN (SELECT id FROM chunks WHERE file_id = ?)"
 
 

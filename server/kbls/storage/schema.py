@@ -31,11 +31,11 @@ from kbls import __version__
 from kbls.errors import CorruptStoreError, ModelMismatchError, StoreError, StoreRootMismatchError, StoreTooNewError
 from kbls.notepath import file_stem
 from kbls.storage.connection import Connection, ConnectionPool
-from kbls.storage.fts import FTS_TABLE_SQL
+from kbls.storage.fts import FTS_TABLE_SQL, rebuild_with_terms
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 #: the `meta` key of the chunking fingerprint (`StoreReads.chunking`, `StoreWrites.record_chunking`).
 CHUNKING_KEY = "chunking"
 
@@ -155,6 +155,12 @@ def _migrate_2_to_3(c: Connection) -> None:
     c.execute("DELETE FROM meta WHERE key = ?", (CHUNKING_KEY,))
 
 
+def _migrate_3_to_4(c: Connection) -> None:
+    """v4 indexes the tokens unicode61 does not make (CamelCase parts, CJK bigrams) in a
+    `terms` column of the FTS table, rebuilt from the texts it holds: nothing is embedded."""
+    rebuild_with_terms(c)
+
+
 def _run_script(c: Connection, script: str) -> None:
     for statement in script.split(";"):
         if statement.strip():
@@ -162,7 +168,7 @@ def _run_script(c: Connection, script: str) -> None:
 
 
 #: from-version -> step to the next version; each runs in the transaction that records it.
-MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _migrate_1_to_2, 2: _migrate_2_to_3}
+MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _migrate_1_to_2, 2: _migrate_2_to_3, 3: _migrate_3_to_4}
 #: indexes on columns that migrations add: created once the migrations ran.
 POST_MIGRATION_SQL = ("CREATE INDEX IF NOT EXISTS files_stem ON files(stem)",)
 

@@ -80,7 +80,8 @@ class StoreWrites:
                     (chunk.chunk_id, file_id, chunk.ord, chunk.hash, embedding_id, chunk.start_line,
                      chunk.end_line, chunk.breadcrumb, chunk.body),
                 ).lastrowid
-                c.execute(fts.INSERT_SQL, (chunk_rowid, note.title, chunk.breadcrumb, chunk.body))
+                assert chunk_rowid is not None  # an INSERT always sets it
+                fts.insert_chunk(c, chunk_rowid, note.title, chunk.breadcrumb, chunk.body)
         return len(note.chunks), added
 
     def record_problem(self, path: str, reason: str, size: int, mtime_ns: int) -> None:
