@@ -3,9 +3,15 @@ dump and "And this had done the trick!" were shown), and what holds on any text.
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.support.corpus import make_workspace
 
+from kbls.engine import Engine
+from kbls.indexing.embed import Embedder
 from kbls.retrieval.snippet import SNIPPET_CHARS, Kind, make_snippet, snippet_terms, units
 
 SECTION = """## Final steps
@@ -77,6 +83,33 @@ def test_units_split_sentences_but_not_abbreviations_or_versions() -> None:
         ("Use e.g. the v1.2 release.", Kind.PROSE), ("Then stop!", Kind.PROSE), ("Why?", Kind.PROSE),
         ("Because.", Kind.PROSE), ("Quoted line.", Kind.PROSE), ("First item", Kind.PROSE),
     ]
+
+
+#: `make demo`'s search, over the notes it indexes (tests/fixtures/notes)
+DEMO_QUERY = "who owns a value after it is moved"
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "lexical", "semantic"])
+def test_the_demo_s_snippets_say_each_sentence_once_and_stay_in_their_section(
+    tmp_path: Path, embedder: Embedder, mode: str
+) -> None:
+    # The best sentence was shown, then its paragraph again from the start: "After a move, the
+    # new binding owns … Assigning a `String` … After a move, the new binding…"
+    engine = Engine(make_workspace(tmp_path), store_dir=tmp_path / "store", embedder=embedder)
+    try:
+        engine.index()
+        hits = engine.search(DEMO_QUERY, mode=mode, limit=5).hits
+    finally:
+        engine.close()
+    assert hits, mode
+    for hit in hits:
+        said = [u.text.rstrip("…") for u in units(hit.snippet)]
+        assert len(said) == len(set(said)), hit.snippet
+        assert not any(a != b and b.startswith(a) for a in said for b in said), hit.snippet
+    moves = next(h for h in hits if "new binding" in h.snippet)
+    # the sentence with the query's words, read on to the end of its section ("## Moves"): not
+    # into the "## Clone" section that shares its chunk
+    assert moves.snippet == "After a move, the new binding owns the heap data and the old one is invalid.", moves.snippet
 
 
 _WORDS = st.sampled_from(["borrow", "Borrow", "mutable", "kettle", "İstanbul", "ΟΔΟΣ", "σ", "x", "é", ".", "|", "{", "'"])

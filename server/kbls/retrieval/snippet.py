@@ -6,7 +6,8 @@ table row and line of code on its own. The shown unit is the one holding the mos
 `committed`); a table row or a line of code must hold more of them than every sentence to be
 chosen, so a raw row (`Last dirty commit | 4af64070 | d404ebd0`) or a dict dump is shown only
 where the match is. With no query word in the section (a hit by meaning alone) its first
-sentence of prose is shown. What follows the chosen sentence reads on as prose up to the width.
+sentence of prose is shown. What follows the chosen sentence reads on as prose up to the width,
+not past the next heading.
 
 Every hit of every search gets one, so it stays cheap: the body is cut into units with one pass
 over its lines, and only the query words the body holds are looked for unit by unit
@@ -16,7 +17,7 @@ over its lines, and only the query words the body holds are looked for unit by u
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from functools import lru_cache
@@ -244,21 +245,29 @@ def make_snippet(body: str, terms: Sequence[Term], width: int = SNIPPET_CHARS) -
     at, sentences, index = (_best(found, held) if held else None) or _fallback(found)
     line = sentences[index].text
     lowered = line.lower()
-    starts = [at for t in held if (at := t.find(lowered)) >= 0]
+    starts = [start for t in held if (start := t.find(lowered)) >= 0]
     if starts and len(line) > width:
-        first = min(starts)
-        start = max(0, first - width // 3)
+        start = max(0, min(starts) - width // 3)
         text = ("…" if start else "") + line[start:]
     elif sentences[index].kind == Kind.PROSE:
         rest = [u.text for u in sentences[index + 1:]]
-        following = (u.text for u in found[at + 1:] if u.kind == Kind.PROSE)
-        text = _words_up_to(line, chain(rest, following), width)
+        text = _words_up_to(line, chain(rest, _prose_after(found, at)), width)
     else:
         text = line
     if len(text) > width:
         cut = text[:width].rsplit(" ", 1)[0] if " " in text[:width] else text[:width]
         text = cut + "…"
     return text
+
+
+def _prose_after(found: Sequence[Unit], at: int) -> Iterator[str]:
+    """The prose of the blocks after `found[at]` up to the next heading: a chunk may hold several
+    short sections, and the snippet stays in the one its sentence is from."""
+    for unit in found[at + 1:]:
+        if unit.kind == Kind.HEADING:
+            return
+        if unit.kind == Kind.PROSE:
+            yield unit.text
 
 
 #: where a snippet starts: the block's index, its sentences, the sentence's index among them.
