@@ -33,6 +33,10 @@ import {
   runCommand,
   openFile,
   quickInputFocused,
+  pickerShown,
+  shownPicker,
+  quickInputHidden,
+  holdExtensionHost,
   goToLine,
   typeLinkAfter,
 } from "./workbench.mjs";
@@ -112,10 +116,7 @@ test("KB commands in a real VS Code (code-server + Chromium)", { skip: skipReaso
 
   await t.test("KB: Search from the command palette finds the note", { timeout: 180000 }, async () => {
     await runCommand(page, "KB: Search", screenshot);
-    await page.waitForSelector(".quick-input-widget .quick-input-title", { visible: true });
-    const title = await page.$eval(".quick-input-widget .quick-input-title", (e) => e.textContent);
-    assert.match(title, /KB: Search/);
-    await quickInputFocused(page);
+    await pickerShown(page, /^KB: Search/);
     await page.keyboard.type(QUERY, { delay: 15 });
     const rows = await stableRows(page, (r) => r[0].includes(expected.title)).catch(async (e) => {
       await screenshot("search-timeout");
@@ -147,36 +148,35 @@ test("KB commands in a real VS Code (code-server + Chromium)", { skip: skipReaso
     await screenshot("opened-at-line");
   });
 
-  await t.test("the default keybinding Ctrl+Alt+K opens KB: Search", { timeout: 60000 }, async () => {
+  await t.test("the default keybinding Ctrl+Alt+K opens KB: Search, however late the extension host answers", { timeout: 60000 }, async () => {
     await page.keyboard.press("Escape");
-    await page.keyboard.down("Control");
-    await page.keyboard.down("Alt");
-    await page.keyboard.press("KeyK");
-    await page.keyboard.up("Alt");
-    await page.keyboard.up("Control");
-    const title = await until("the KB: Search picker", async () => {
-      const t = await page.$eval(".quick-input-widget .quick-input-title", (e) => e.textContent).catch(() => "");
-      return /KB: Search/.test(t) ? t : null;
-    }, 15000);
+    await quickInputHidden(page);
+    // The extension host held, as on a loaded machine: the picker shows only once it answers.
+    // Read too early, the hidden widget still holds the last picker's title "KB: Search": a test
+    // that took that for the picker pressed Escape before the picker existed, and the picker came
+    // up later over the next test's command palette and took the keys typed into it.
+    const resume = holdExtensionHost(session.codeServer.pid);
+    try {
+      await page.keyboard.down("Control");
+      await page.keyboard.down("Alt");
+      await page.keyboard.press("KeyK");
+      await page.keyboard.up("Alt");
+      await page.keyboard.up("Control");
+      await sleep(1500);
+      assert.equal(await shownPicker(page, /KB: Search/), null, "no picker while the extension host is held");
+    } finally {
+      resume();
+    }
+    const title = await pickerShown(page, /^KB: Search/, 15000);
     assert.match(title, /KB: Search/);
     await page.keyboard.press("Escape");
+    await quickInputHidden(page);
   });
 
   await t.test("the button on a result opens it to the side", { timeout: 120000 }, async () => {
-    // Opened by its keybinding: right after the keybinding test a KB: Search picker appears over
-    // the command palette while "KB: Search" is typed into it (seen in CI 2026-12-01, not yet
-    // understood; see the session's closing note).
-    await page.keyboard.press("Escape");
-    await page.keyboard.down("Control");
-    await page.keyboard.down("Alt");
-    await page.keyboard.press("KeyK");
-    await page.keyboard.up("Alt");
-    await page.keyboard.up("Control");
-    await until("the KB: Search picker", async () => {
-      const title = await page.$eval(".quick-input-widget .quick-input-title", (e) => e.textContent).catch(() => "");
-      return /KB: Search/.test(title);
-    }, 15000);
-    await quickInputFocused(page);
+    // Right after the search picker was closed with Escape, F1 opens the command palette (not the picker).
+    await runCommand(page, "KB: Search", screenshot);
+    await pickerShown(page, /^KB: Search/);
     await page.keyboard.type("feeding a sourdough starter", { delay: 10 });
     await stableRows(page, (r) => /sourdough\.md/.test(r[0]));
     const row = await page.$(".quick-input-widget .quick-input-list .monaco-list-row");
@@ -277,10 +277,7 @@ test("KB commands in a real VS Code (code-server + Chromium)", { skip: skipReaso
   await t.test("KB: Related Notes lists other notes for the active one", { timeout: 60000 }, async () => {
     await openFile(page, "ownership.md");
     await runCommand(page, "KB: Related Notes", screenshot);
-    await until("the Related Notes picker", async () => {
-      const title = await page.$eval(".quick-input-widget .quick-input-title", (e) => e.textContent).catch(() => "");
-      return /Related Notes — ownership\.md/.test(title);
-    });
+    await pickerShown(page, /Related Notes — ownership\.md/);
     const rows = await stableRows(page, (r) => r.some((x) => /\.md/.test(x)));
     await screenshot("related");
     assert.ok(!rows.some((r) => /rust\/ownership\.md/.test(r)), "the note itself is not related to itself");
@@ -325,7 +322,7 @@ test("KB commands in a real VS Code (code-server + Chromium)", { skip: skipReaso
     t.diagnostic(`status bar during the restart: ${during}`);
     await waitStatus(page, /KB: 5 notes/, 90000);
     await runCommand(page, "KB: Search", screenshot);
-    await quickInputFocused(page);
+    await pickerShown(page, /^KB: Search/);
     await page.keyboard.type("interactive rebase squash", { delay: 10 });
     const rows = await stableRows(page, (r) => /git-rebase\.md/.test(r[0]));
     await screenshot("search-after-restart");
@@ -469,8 +466,7 @@ test("KB commands in a real VS Code (code-server + Chromium)", { skip: skipReaso
     await waitStatus(page, /KB: 7 notes/, 90000);
     await runCommand(page, "View: Close All Editors", screenshot);
     await runCommand(page, "KB: Search", screenshot);
-    await page.waitForSelector(".quick-input-widget .quick-input-title", { visible: true });
-    await quickInputFocused(page);
+    await pickerShown(page, /^KB: Search/);
     await page.keyboard.type(UNDO.query, { delay: 10 });
     const rows = await stableRows(page, (r) => /Git undo recipes/.test(r[0] ?? "") && /more section/.test(r[1] ?? "")).catch(async (e) => {
       await screenshot("grouped-timeout");

@@ -27,6 +27,7 @@ import {
   stableRows,
   quickPickRows,
   runCommand,
+  pickerShown,
   openFile,
   descendants,
 } from "./workbench.mjs";
@@ -151,7 +152,7 @@ test("no kbls anywhere: opt in, install the server from the VSIX, search", { ski
 
   await t.test("KB: Search answers from the installed server", { timeout: 120000 }, async () => {
     await runCommand(page, "KB: Search", screenshot);
-    await page.waitForSelector(".quick-input-widget .quick-input-title", { visible: true });
+    await pickerShown(page, /^KB: Search/);
     await page.keyboard.type("who owns the heap data after a move", { delay: 15 });
     const rows = await stableRows(page, (r) => /rust\/ownership\.md/.test(r[0])).catch(async (e) => {
       await screenshot("search-timeout");

@@ -234,6 +234,31 @@ export function descendants(pid) {
   return rows.filter((r) => r.pid !== pid && found.has(r.pid)).map((r) => r.args);
 }
 
+/**
+ * Stops code-server's extension host (SIGSTOP), as a loaded machine delays it: what an extension
+ * does in answer to a key comes late. Returns the function that lets it run again (idempotent).
+ */
+export function holdExtensionHost(codeServerPid) {
+  const rows = execFileSync("ps", ["-eo", "pid=,ppid=,args="], { encoding: "utf8" })
+    .split("\n")
+    .map((l) => /^\s*(\d+)\s+(\d+)\s+(.*)$/.exec(l))
+    .filter(Boolean)
+    .map((m) => ({ pid: Number(m[1]), ppid: Number(m[2]), args: m[3] }));
+  const mine = new Set([codeServerPid]);
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const r of rows) if (mine.has(r.ppid) && !mine.has(r.pid)) (mine.add(r.pid), (grew = true));
+  }
+  const host = rows.find((r) => mine.has(r.pid) && /--type=extensionHost/.test(r.args));
+  if (!host) throw new Error(`no extension host under code-server ${codeServerPid}`);
+  process.kill(host.pid, "SIGSTOP");
+  let held = true;
+  return () => {
+    if (held) process.kill(host.pid, "SIGCONT");
+    held = false;
+  };
+}
+
 /** A crop of the page around an element (with a margin), for the documentation's screenshots. */
 export async function screenshotAround(page, selector, file, margin = 16) {
   const box = await page.evaluate((sel) => {
@@ -321,6 +346,41 @@ export async function quickPickRows(page) {
   return page.$$eval(".quick-input-widget .quick-input-list .monaco-list-row", (els) =>
     els.map((e) => e.innerText.replace(/\s+/g, " ").trim()),
   );
+}
+
+/** The title of the quick input on screen if it matches `title`, else null. */
+export async function shownPicker(page, title) {
+  return page.evaluate(
+    (source, flags) => {
+      const widget = document.querySelector(".quick-input-widget");
+      if (!widget || widget.style.display === "none" || widget.getBoundingClientRect().height === 0) return null;
+      const text = widget.querySelector(".quick-input-title")?.textContent ?? "";
+      return new RegExp(source, flags).test(text) ? text : null;
+    },
+    title.source,
+    title.flags,
+  );
+}
+
+/**
+ * Waits for a picker titled `title` on screen and its text box to take the keys; its title.
+ * The hidden widget keeps the last picker's title, and right after the command palette runs a
+ * command the palette still shows: only a shown widget with that title is the picker.
+ */
+export async function pickerShown(page, title, ms = 30000) {
+  const text = await until(`a picker titled ${title} on screen`, () => shownPicker(page, title), ms, 50);
+  await quickInputFocused(page);
+  return text;
+}
+
+/** Waits until no quick input shows (Escape closed it). */
+export async function quickInputHidden(page, ms = 15000) {
+  await until("the quick input to close", () =>
+    page.evaluate(() => {
+      const widget = document.querySelector(".quick-input-widget");
+      return !widget || widget.style.display === "none" || widget.getBoundingClientRect().height === 0;
+    }),
+  ms, 50);
 }
 
 /**
