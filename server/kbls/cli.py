@@ -13,7 +13,7 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import msgspec
 
@@ -24,14 +24,28 @@ from kbls.results import Hit
 if TYPE_CHECKING:
     from kbls.engine import Engine
 
+T = TypeVar("T")
+
+
+def _store_arg(args: argparse.Namespace) -> Path | str | None:
+    """`--store`: a folder, or a team store's URL kept as written (a Path folds its `//`)."""
+    from kbls.storage.postgres.location import is_postgres_url
+
+    store: str | None = getattr(args, "store", None)
+    if not store:
+        return None
+    return store if is_postgres_url(store) else Path(store)
+
 
 @contextmanager
-def _engine(args: argparse.Namespace, check_store: bool = False, read_only: bool = False) -> Iterator[Engine]:
-    """The root's engine for one command, closed after it."""
+def _engine(
+    args: argparse.Namespace, check_store: bool = False, read_only: bool = False, ingest: bool = False
+) -> Iterator[Engine]:
+    """The root's engine for one command, closed after it; `ingest`: it may write a team store."""
     from kbls.engine import Engine
 
     engine = Engine(
-        Path(args.root), store_dir=Path(args.store) if args.store else None, check_store=check_store, read_only=read_only
+        Path(args.root), store_dir=_store_arg(args), check_store=check_store, read_only=read_only, ingest=ingest
     )
     try:
         if engine.notice:
@@ -49,11 +63,11 @@ def cmd_index(args: argparse.Namespace) -> int:
     from kbls.engine import Engine
 
     if args.rebuild:
-        removed = Engine.rebuild(Path(args.root), Path(args.store) if args.store else None)
+        removed = Engine.rebuild(Path(args.root), _store_arg(args))
         print(f"kbls: removed the store in {removed}; rebuilding", file=sys.stderr)
     from kbls.index_progress import IndexProgressOutput
 
-    with IndexProgressOutput(sys.stderr) as progress, _engine(args, check_store=True) as engine:
+    with IndexProgressOutput(sys.stderr) as progress, _engine(args, check_store=True, ingest=True) as engine:
         report = engine.index(force=args.force, progress=progress)
     if args.json:
         _emit(report)
@@ -83,19 +97,27 @@ def _show_hits(args: argparse.Namespace, hits: Sequence[Hit]) -> None:
             print(f"    {hit.explain.describe()}")
 
 
+def _ask_daemon(args: argparse.Namespace, method: str, query: Any, reply: type[T]) -> T | None:
+    """A running per-user daemon's answer (its warm engine) for a store folder; None when there
+    is none, and for a team store, which is read in-process."""
+    from kbls.userdaemon import client
+
+    return None if isinstance(_store_arg(args), str) else client.ask(method, query, reply)
+
+
 def _daemon_root(args: argparse.Namespace) -> dict[str, Any]:
     """The root and store of a CLI query to the per-user daemon (kbls.userdaemon.queries)."""
     return {"root": str(Path(args.root).absolute()), "store": str(Path(args.store).absolute()) if args.store else None}
 
 
 def cmd_search(args: argparse.Namespace) -> int:
-    from kbls.userdaemon import client, queries
+    from kbls.userdaemon import queries
 
     query = queries.SearchQuery(
         **_daemon_root(args), query=args.query, limit=args.limit, mode=args.mode, group_by_file=args.group_by_file,
         explain=args.explain,
     )
-    reply = client.ask(queries.SEARCH, query, queries.SearchReply)  # a running daemon's warm engine
+    reply = _ask_daemon(args, queries.SEARCH, query, queries.SearchReply)
     if reply is not None:
         hits, empty_store, root = reply.hits, reply.empty_store, Path(args.root).resolve()
     else:
@@ -119,7 +141,7 @@ def cmd_related(args: argparse.Namespace) -> int:
         target, line = args.file, ""
     if line and int(line) < 1:  # it became line -1: silently no section, no hits
         raise QueryError(f"{args.file}: line numbers start at 1")
-    from kbls.userdaemon import client, queries
+    from kbls.userdaemon import queries
 
     path = Path(target)
     if not path.is_absolute():
@@ -127,7 +149,7 @@ def cmd_related(args: argparse.Namespace) -> int:
     query = queries.RelatedQuery(
         **_daemon_root(args), path=str(path), line=int(line) - 1 if line else None, limit=args.limit
     )
-    reply = client.ask(queries.RELATED, query, queries.RelatedReply)
+    reply = _ask_daemon(args, queries.RELATED, query, queries.RelatedReply)
     if reply is not None:
         hits = reply.hits
     else:
@@ -138,9 +160,9 @@ def cmd_related(args: argparse.Namespace) -> int:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    from kbls.userdaemon import client, queries
+    from kbls.userdaemon import queries
 
-    reply = client.ask(queries.STATUS, queries.RootQuery(**_daemon_root(args)), queries.StatusReply)
+    reply = _ask_daemon(args, queries.STATUS, queries.RootQuery(**_daemon_root(args)), queries.StatusReply)
     if reply is not None:
         status = reply.status
     else:
@@ -154,7 +176,10 @@ def cmd_status(args: argparse.Namespace) -> int:
     print(f"files:     {status.files}")
     print(f"chunks:    {status.chunks} ({status.vectors} distinct vectors)")
     print(f"model:     {status.model} ({status.dimension}-d)")
-    print(f"sqlite:    {status.sqlite.module} {status.sqlite.version}, sqlite-vec {status.sqlite.vec}")
+    if status.sqlite.module == "postgresql":
+        print(f"backend:   PostgreSQL {status.sqlite.version}, {status.sqlite.vec}")
+    else:
+        print(f"sqlite:    {status.sqlite.module} {status.sqlite.version}, sqlite-vec {status.sqlite.vec}")
     print(f"problems:  {len(status.errors)}")
     for problem in status.errors:
         print(f"  {problem.path}: {problem.reason}")
@@ -168,7 +193,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         read_queries(Path(args.queries))
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         raise QueryError(f"cannot read the queries {args.queries}: {exc}") from None
-    with _engine(args) as engine:
+    with _engine(args, ingest=not args.no_index) as engine:
         if not args.no_index:
             engine.index()
         report = evaluate(engine, Path(args.queries), k=10)
@@ -205,7 +230,8 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     roots = [Path(root).expanduser() for root in args.root]  # agent hosts run it without a shell
     if args.store and len(roots) != 1:
         raise ConfigError("--store needs exactly one --root (each root has its own store)")
-    store_dirs = {roots[0]: Path(args.store).expanduser()} if args.store else None
+    store = _store_arg(args)
+    store_dirs = {roots[0]: store.expanduser() if isinstance(store, Path) else store} if store else None
     if bool(args.http) != bool(args.token_file):
         raise ConfigError("--http HOST:PORT and --token-file FILE go together: every HTTP request must carry the token")
     backend = DaemonBackend(LocalBackend(store_dirs))  # the daemon's roots, else in-process

@@ -21,6 +21,7 @@ from pathspec.patterns.gitignore import GitIgnorePatternError
 
 from kbls.errors import ConfigError
 from kbls.query.globs import glob_spec
+from kbls.storage.postgres.location import PgLocation, is_postgres_url, is_url
 
 CONFIG_FILE = ".kbls.yaml"
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
@@ -333,21 +334,36 @@ def user_cache_dir() -> Path:
     return (Path(cache_home) if os.path.isabs(cache_home) else Path.home() / ".cache") / "kbls"
 
 
-# A scheme of two or more letters then `:/`: `postgresql://…`, `https://…` (a Path folds `//` to
-# `/`); `C:/notes` is a Windows drive, not a URL.
-_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]+:/")
-
-
 def refuse_url(store: str, setting: str) -> None:
-    """A store written as a URL is an error: read as a folder, `postgresql://h/db` became a
-    folder `postgresql:` in the working directory."""
-    if _URL.match(store):
+    """A store written as a URL of a scheme kbls has no backend for is an error: read as a folder,
+    `https://h/x` became a folder `https:` in the working directory. `postgresql://` (and
+    `postgres://`) is the team store (`kbls.storage.postgres`)."""
+    if is_url(store) and not is_postgres_url(store):
         scheme = store.split(":", 1)[0]
         raise ConfigError(
-            f"{setting}: {store} is a URL, and kbls keeps a store in a folder: it has no backend for "
-            f"`{scheme}:` stores; name a folder outside the root, or leave it out to use the per-user "
-            f"cache folder"
+            f"{setting}: {store} is a URL of a scheme kbls has no backend for (`{scheme}:`); a store is a "
+            f"folder, or a team store `postgresql://…` (docs/team.md)"
         )
+
+
+def resolve_store(root: Path, config: Config, explicit: str | Path | None = None) -> Path | PgLocation:
+    """Where the root's store lives: a folder (`resolve_store_dir`), or a team store when
+    `--store` or `store:` is a `postgresql://` URL.
+
+    :raises ConfigError: a URL of another scheme, a password in the URL, or a bad folder.
+    """
+    if isinstance(explicit, str) and is_postgres_url(explicit):
+        return PgLocation.parse(explicit, root, "--store")
+    if explicit is None and config.store and is_postgres_url(config.store):
+        return PgLocation.parse(config.store, root, f"{root / CONFIG_FILE}: store")
+    return resolve_store_dir(root, config, Path(explicit) if isinstance(explicit, str) else explicit)
+
+
+def _refuse_any_url(store: str, setting: str) -> None:
+    """Where a folder is needed, a team store URL is an error too (it names no folder)."""
+    refuse_url(store, setting)
+    if is_postgres_url(store):
+        raise ConfigError(f"{setting}: {store} is a team store, and this needs a store folder")
 
 
 def resolve_store_dir(root: Path, config: Config, explicit: Path | None = None) -> Path:
@@ -359,14 +375,14 @@ def resolve_store_dir(root: Path, config: Config, explicit: Path | None = None) 
     root = root.resolve()
     sibling = f"{root.name or 'notes'}-kbls"
     if explicit is not None:
-        refuse_url(str(explicit), "--store")
+        _refuse_any_url(str(explicit), "--store")
         fix = (
             f"leave --store out to use the `store:` setting or the per-user cache folder, or name "
             f"a folder outside the root, e.g. `--store {root.parent / sibling}`"
         )
         return _outside_the_root(explicit.expanduser().resolve(), root, f"--store {explicit}", fix)
     if config.store:
-        refuse_url(config.store, f"{root / CONFIG_FILE}: store")
+        _refuse_any_url(config.store, f"{root / CONFIG_FILE}: store")
         store = Path(config.store).expanduser()
         resolved = (store if store.is_absolute() else root / store).resolve()
         fix = (

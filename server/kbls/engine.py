@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kbls.config import Config, load_config, resolve_store_dir
-from kbls.errors import OutsideRootError, QueryError, StoreReadOnlyError
+from kbls.config import Config, load_config, resolve_store, user_cache_dir
+from kbls.errors import ConfigError, OutsideRootError, QueryError, StoreReadOnlyError
 from kbls.indexing.chunk import Chunker
 from kbls.indexing.embed import Embedder
 from kbls.indexing.pipeline import IndexPipeline, ProgressFn
@@ -32,7 +32,9 @@ from kbls.retrieval.notelinks import NoteLinks
 from kbls.retrieval.related import related_notes
 from kbls.retrieval.rename import Renamer
 from kbls.retrieval.vectors import VectorIndex
+from kbls.storage.postgres.location import PgLocation
 from kbls.storage.recovery import delete_store, open_or_recover
+from kbls.storage.roles import Backend, VectorSearch
 
 log = logging.getLogger(__name__)
 
@@ -55,32 +57,55 @@ class Engine:
         root: Path,
         *,
         config: Config | None = None,
-        store_dir: Path | None = None,
+        store_dir: Path | str | None = None,
         embedder: Embedder | None = None,
         overrides: dict[str, Any] | None = None,
         load_model_on_demand: bool = True,
         on_model_mismatch: str = "raise",
         check_store: bool = False,
         read_only: bool = False,
+        ingest: bool = False,
     ) -> None:
-        """:param read_only: for commands that only read (status, search), and for the daemon's
-        root whose store cannot be written: nothing is created or written (`index` raises
-        `StoreReadOnlyError`); a root never indexed gets an empty store in memory (see `Store`)."""
+        """:param store_dir: a store folder, or a team store's `postgresql://` URL (default: the
+            config's `store`, else the per-user cache).
+        :param read_only: for commands that only read (status, search), and for the daemon's
+            root whose store cannot be written: nothing is created or written (`index` raises
+            `StoreReadOnlyError`); a root never indexed gets an empty store in memory (see `Store`).
+        :param ingest: write a team store (`kbls index`, the ingest worker); without it a team
+            store is only read: editors and agents embed queries, never documents."""
         self.root = Path(root).resolve()
         if config is None:
             config, _ = load_config(self.root, overrides)
         self.config = config
-        self.store_dir = resolve_store_dir(self.root, config, store_dir)
+        location = resolve_store(self.root, config, store_dir)
+        #: the store is a team store (PostgreSQL), not this machine's SQLite file.
+        self.team = isinstance(location, PgLocation)
         self.embedder = embedder or Embedder(config.model)
         self.chunker = Chunker(self.embedder, config.chunk)
+        self.notice: str | None = None
+        self.store: Backend
+        self.vectors: VectorSearch
+        if isinstance(location, PgLocation):
+            from kbls.storage.postgres.store import PostgresStore
+
+            read_only = read_only or not ingest
+            #: a team store has no folder: this one (never created) stands for it where a folder is asked.
+            self.store_dir = user_cache_dir() / "team" / location.root_name
+            team = PostgresStore(
+                location, model_id=self.embedder.model_id, dimension=self.embedder.dimension,
+                model_sha256=self.embedder.sha256, write=not read_only,
+            )
+            self.store, self.vectors, self.store_path = team, team.vector_search(), self.store_dir
+        else:
+            self.store_dir = location
+            #: notice: a plain-words message for the user when the store had to be set aside and rebuilt.
+            local, self.notice = open_or_recover(
+                self.store_dir, model_id=self.embedder.model_id, dimension=self.embedder.dimension,
+                model_sha256=self.embedder.sha256, on_model_mismatch=on_model_mismatch, check=check_store,
+                root=self.root, read_only=read_only,
+            )
+            self.store, self.vectors, self.store_path = local, VectorIndex(local), local.path
         self.scanner = Scanner(self.root, config, self.store_dir)
-        #: notice: a plain-words message for the user when the store had to be set aside and rebuilt.
-        self.store, self.notice = open_or_recover(
-            self.store_dir, model_id=self.embedder.model_id, dimension=self.embedder.dimension,
-            model_sha256=self.embedder.sha256, on_model_mismatch=on_model_mismatch, check=check_store,
-            root=self.root, read_only=read_only,
-        )
-        self.vectors = VectorIndex(self.store)
         self.load_model_on_demand = load_model_on_demand
         self.pipeline = IndexPipeline(config, self.store, self.scanner, self.chunker, self.embedder)
         #: bring the store up to date with the disk (`IndexPipeline.run`: every file or `paths`).
@@ -102,16 +127,29 @@ class Engine:
 
     def _refuse_index(self, *_: object, **__: object) -> IndexReport:
         """`index` of a read-only engine: it cannot write, so it says so before touching anything."""
+        if self.team:
+            raise StoreReadOnlyError(
+                f"{self.root} is searched in the team store {self.store.location}: its ingest worker writes it "
+                "(`kbls index --store URL --root DIR`); this process only reads it"
+            )
         raise StoreReadOnlyError(
-            f"indexing {self.root} is paused: its store {self.store.path} cannot be written (its disk or file is "
+            f"indexing {self.root} is paused: its store {self.store.location} cannot be written (its disk or file is "
             "read-only, or kbls may not write there), so kbls opened it read-only"
         )
 
     @staticmethod
-    def rebuild(root: Path, store_dir: Path | None = None, overrides: dict[str, Any] | None = None) -> Path:
-        """Delete a root's store (e.g. to switch model); returns the directory removed."""
+    def rebuild(root: Path, store_dir: Path | str | None = None, overrides: dict[str, Any] | None = None) -> Path:
+        """Delete a root's store (e.g. to switch model); returns the directory removed.
+
+        :raises ConfigError: the store is a team store (its database is the team's to drop)."""
         config, _ = load_config(Path(root).resolve(), overrides)
-        return delete_store(resolve_store_dir(Path(root).resolve(), config, store_dir))
+        location = resolve_store(Path(root).resolve(), config, store_dir)
+        if isinstance(location, PgLocation):
+            raise ConfigError(
+                f"--rebuild deletes a store folder; {location.display} is a team store: to start it afresh, drop "
+                "and create its database (docs/team.md), then run the ingest again"
+            )
+        return delete_store(location)
 
     def close(self) -> None:
         self.vectors.close()
@@ -177,7 +215,7 @@ class Engine:
     def status(self) -> RootStatus:
         counts = self.store.counts()
         return RootStatus(
-            root=str(self.root), store=str(self.store_dir), store_bytes=self.store.size_bytes(),
+            root=str(self.root), store=self.store.location, store_bytes=self.store.size_bytes(),
             files=counts.files, chunks=counts.chunks, vectors=counts.vectors,
             model=self.embedder.model_id, dimension=self.embedder.dimension,
             sqlite=self.store.sqlite_info(),

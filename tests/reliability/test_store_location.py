@@ -25,7 +25,7 @@ from tests.support.processes import KBLS, assert_no_traceback, child_env, run_kb
 from tests.support.user_daemon import DaemonEnv
 from tests.userdaemon.conftest import daemon_env  # noqa: F401  (the per-user daemon fixture)
 
-from kbls.config import CONFIG_FILE, load_config, resolve_store_dir
+from kbls.config import CONFIG_FILE, load_config, resolve_store, resolve_store_dir
 from kbls.errors import ConfigError
 from kbls.lsp.wire import StatusResult
 
@@ -248,10 +248,11 @@ def _mcp(args: list[str], env: dict[str, str], tmp_path: Path, scenario: Callabl
 
 
 
-@pytest.mark.parametrize("url", ["postgresql://kb@db.example/notes", "https://example.org/store", "sqlite:///tmp/s"])
+@pytest.mark.parametrize("url", ["https://example.org/store", "sqlite:///tmp/s", "mysql://kb@db.example/notes"])
 def test_a_store_written_as_a_url_is_refused_and_creates_no_folder(root: Path, tmp_path: Path, url: str) -> None:
     """Read as a folder, `--store postgresql://h/db` made a folder `postgresql:` in the working
-    directory and indexed into it; `store:` in `.kbls.yaml` likewise beside the root."""
+    directory and indexed into it; `store:` in `.kbls.yaml` likewise beside the root. Only
+    `postgresql://` names a backend (tests/postgres); any other scheme is an error."""
     workdir = tmp_path / "cwd"
     workdir.mkdir()
     scheme = url.split(":", 1)[0]
@@ -261,12 +262,32 @@ def test_a_store_written_as_a_url_is_refused_and_creates_no_folder(root: Path, t
     )
     assert_no_traceback(proc)
     assert proc.returncode == 2, (proc.stdout, proc.stderr)
-    assert f"kbls: --store: {url} is a URL" in proc.stderr and f"no backend for `{scheme}:` stores" in proc.stderr, proc.stderr
+    assert f"kbls: --store: {url} is a URL of a scheme kbls has no backend for (`{scheme}:`)" in proc.stderr, proc.stderr
     assert list(workdir.iterdir()) == []
     (root / CONFIG_FILE).write_text(f"store: {url}\n")
     with pytest.raises(ConfigError, match=f"store: {url} is a URL"):
-        resolve_store_dir(root, load_config(root)[0])
+        resolve_store(root, load_config(root)[0])
     assert sorted(p.name for p in root.iterdir()) == [CONFIG_FILE, "a.md", "sub"]
+
+
+def test_a_postgresql_store_is_a_backend_not_a_folder(root: Path, tmp_path: Path) -> None:
+    """`postgresql://` is the team store: a server that cannot be reached is named, and no folder
+    `postgresql:` appears; a password in the URL is refused before any connection."""
+    workdir = tmp_path / "cwd"
+    workdir.mkdir()
+    for url, status, said in [
+        ("postgresql://kb@127.0.0.1:1/notes", 1, "cannot connect to the store postgresql://kb@127.0.0.1:1/notes"),
+        ("postgresql://kb:secret@127.0.0.1:1/notes", 2, "the store URL holds a password"),
+    ]:
+        proc = subprocess.run(
+            [str(KBLS), "index", "--root", str(root), "--store", url],
+            capture_output=True, text=True, timeout=120, cwd=workdir, env=child_env(tmp_path),
+        )
+        assert_no_traceback(proc)
+        assert proc.returncode == status and said in proc.stderr, (proc.stdout, proc.stderr)
+        assert "secret" not in proc.stderr
+    assert list(workdir.iterdir()) == []
+    assert sorted(p.name for p in root.iterdir()) == ["a.md", "sub"]
 
 
 def test_a_windows_drive_is_a_folder_not_a_url(root: Path) -> None:

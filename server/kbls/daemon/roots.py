@@ -79,7 +79,7 @@ class Root:
     def __post_init__(self, engine: Engine) -> None:
         self._engine = Leased(engine, _close_engine, str(self.folder))
         self.real, self.config, self.scanner = engine.root, engine.config, engine.scanner
-        self.store_dir, self.store_path, self.read_only = engine.store_dir, engine.store.path, engine.read_only
+        self.store_dir, self.store_path, self.read_only = engine.store_dir, engine.store_path, engine.read_only
         self.embedder, self._totals = engine.embedder, engine.pipeline
 
     @property

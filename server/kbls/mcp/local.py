@@ -16,7 +16,7 @@ import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from kbls.config import Config, load_config, resolve_store_dir
+from kbls.config import Config, load_config, resolve_store
 from kbls.engine import Engine
 from kbls.errors import KblsError, OutsideRootError, QueryError
 from kbls.indexing.embed import Embedder
@@ -27,6 +27,7 @@ from kbls.mcp.backend import NotesBackend, NoteText, NotIndexedError, RootState
 from kbls.mcp.notes import locate, read_lines
 from kbls.query.filters import Filters
 from kbls.results import Hit
+from kbls.storage.postgres.location import PgLocation
 from kbls.storage.store import STORE_FILE
 
 
@@ -37,16 +38,17 @@ def index_hint(root: Path) -> str:
 class LocalBackend(NotesBackend):
     """Read-only engines of the roots asked about (see the module docstring)."""
 
-    def __init__(self, store_dirs: dict[Path, Path] | None = None) -> None:
-        #: an explicit store directory per root (`kbls mcp --root R --store S`); others use the config.
+    def __init__(self, store_dirs: dict[Path, Path | str] | None = None) -> None:
+        #: an explicit store per root (`kbls mcp --root R --store S`: a folder or a team store's
+        #: URL); others use the config.
         self.store_dirs = {root.resolve(): store for root, store in (store_dirs or {}).items()}
         self._engines: dict[Path, Leased[Engine]] = {}
         self._embedders: dict[str, Embedder] = {}
         self._lock = threading.Lock()
 
     # -- opening -----------------------------------------------------------------------------
-    def _store_dir(self, root: Path, config: Config) -> Path:
-        return resolve_store_dir(root, config, self.store_dirs.get(root))
+    def _store_dir(self, root: Path, config: Config) -> Path | PgLocation:
+        return resolve_store(root, config, self.store_dirs.get(root))
 
     @contextlib.contextmanager
     def _engine(self, root: Path) -> Iterator[Engine]:
@@ -77,12 +79,13 @@ class LocalBackend(NotesBackend):
     def _open(self, root: Path) -> Engine:
         config, _ = load_config(root)
         store_dir = self._store_dir(root, config)
-        if not (store_dir / STORE_FILE).is_file():
+        if isinstance(store_dir, Path) and not (store_dir / STORE_FILE).is_file():
             raise NotIndexedError(index_hint(root))
         embedder = self._embedders.get(config.model.name)
         if embedder is None:
             embedder = self._embedders[config.model.name] = Embedder(config.model)
-        return Engine(root, config=config, store_dir=store_dir, embedder=embedder, read_only=True)
+        explicit = self.store_dirs.get(root) if isinstance(store_dir, PgLocation) else store_dir
+        return Engine(root, config=config, store_dir=explicit, embedder=embedder, read_only=True)
 
     def _indexed(self, roots: Sequence[Path], leases: contextlib.ExitStack) -> tuple[list[Engine], list[str]]:
         """The engines of the indexed `roots`, leased until `leases` closes, and notes on the others."""

@@ -1,0 +1,157 @@
+"""The team store's writes: one transaction per note, so every chunk has its vector and its
+terms, and a reader sees a note before or after the transaction, never half of it.
+
+Every write bumps its root's `revision`, which readers watch (`lexical.PgLexical`) to forget
+remembered statistics; it also makes concurrent writers of one root queue on that row (the
+ingest worker's advisory lock already keeps them to one).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+import numpy as np
+import psycopg
+
+from kbls.indexing.linkforms import name_key
+from kbls.notepath import file_stem
+from kbls.storage.postgres.connection import PgPool, Row
+from kbls.storage.postgres.terms import chunk_terms
+from kbls.storage.records import NoteRecord, NoteSpans, Span
+
+_BUMP = "UPDATE roots SET revision = revision + 1 WHERE id = %s"
+
+
+def _columns(span: Span) -> tuple[int, ...]:
+    return span.line, span.start, span.end, span.start16, span.end16, span.start8, span.end8
+
+
+class PgWrites:
+    """Write transactions of one root over `self.db`."""
+
+    db: PgPool
+    root_id: int
+
+    def write_note(self, note: NoteRecord, vectors: dict[str, np.ndarray]) -> tuple[int, int]:
+        """Replace one file's rows in one transaction; `vectors` holds the vectors of chunk
+        texts not stored yet. Returns (chunks written, vectors added)."""
+        with self.db.atomic() as c:
+            row = c.execute(
+                "INSERT INTO files(root_id, path, hash, size, mtime_ns, title, stem, kind, note_type, aliases, error, "
+                "indexed_at) VALUES (%(root)s, %(path)s, %(hash)s, %(size)s, %(mtime)s, %(title)s, %(stem)s, %(kind)s, "
+                "%(type)s, %(aliases)s, %(error)s, %(at)s) ON CONFLICT (root_id, path) DO UPDATE SET hash = EXCLUDED.hash, "
+                "size = EXCLUDED.size, mtime_ns = EXCLUDED.mtime_ns, title = EXCLUDED.title, stem = EXCLUDED.stem, "
+                "kind = EXCLUDED.kind, note_type = EXCLUDED.note_type, aliases = EXCLUDED.aliases, error = EXCLUDED.error, "
+                "indexed_at = EXCLUDED.indexed_at RETURNING id",
+                {
+                    "root": self.root_id, "path": note.path, "hash": note.hash, "size": note.size, "mtime": note.mtime_ns,
+                    "title": note.title, "stem": file_stem(note.path), "kind": note.kind, "type": note.note_type,
+                    "aliases": json.dumps(note.aliases), "error": note.warning, "at": time.time(),
+                },
+            ).fetchone()
+            assert row is not None  # INSERT … RETURNING always returns the row
+            file_id = int(row[0])
+            for table in ("chunks", "tags", "links", "link_spans", "tag_spans"):
+                c.execute(f"DELETE FROM {table} WHERE file_id = %s", (file_id,))
+            self._write_spans(c, file_id, note.spans)
+            with c.cursor() as cur:
+                cur.executemany(
+                    "INSERT INTO tags(file_id, tag) VALUES (%s, %s) ON CONFLICT DO NOTHING",
+                    [(file_id, t) for t in dict.fromkeys(note.tags)],
+                )
+                cur.executemany(
+                    "INSERT INTO links(file_id, kind, target) VALUES (%s, %s, %s)",
+                    [(file_id, k, name_key(t) if k == "wiki" else t) for k, t in note.links],
+                )
+            hashes = sorted({chunk.hash for chunk in note.chunks})
+            stored = {str(h) for (h,) in c.execute("SELECT hash FROM embeddings WHERE hash = ANY(%s)", (hashes,))}
+            added = 0
+            for digest in hashes:
+                if digest not in stored:
+                    cur2 = c.execute(
+                        "INSERT INTO embeddings(hash, embedding) VALUES (%s, %s) ON CONFLICT (hash) DO NOTHING",
+                        (digest, np.asarray(vectors[digest], dtype=np.float32)),
+                    )
+                    added += max(cur2.rowcount, 0)
+            ids = dict(c.execute("SELECT hash, id FROM embeddings WHERE hash = ANY(%s)", (hashes,)).fetchall())
+            counted = [chunk_terms(note.title, chunk.breadcrumb, chunk.body) for chunk in note.chunks]
+            by_ord = {
+                int(r[1]): int(r[0])
+                for r in c.execute(
+                    "INSERT INTO chunks(chunk_id, root_id, file_id, ord, hash, embedding_id, start_line, end_line, "
+                    "breadcrumb, body, ntok) SELECT u.chunk_id, %s, %s, u.ord, u.hash, u.embedding_id, u.start_line, "
+                    "u.end_line, u.breadcrumb, u.body, u.ntok FROM unnest(%s::text[], %s::int[], %s::text[], %s::bigint[], "
+                    "%s::int[], %s::int[], %s::text[], %s::text[], %s::int[]) WITH ORDINALITY AS u(chunk_id, ord, hash, "
+                    "embedding_id, start_line, end_line, breadcrumb, body, ntok, n) ORDER BY u.n RETURNING id, ord",
+                    (
+                        self.root_id, file_id, [ch.chunk_id for ch in note.chunks], [ch.ord for ch in note.chunks],
+                        [ch.hash for ch in note.chunks], [ids[ch.hash] for ch in note.chunks],
+                        [ch.start_line for ch in note.chunks], [ch.end_line for ch in note.chunks],
+                        [ch.breadcrumb for ch in note.chunks], [ch.body for ch in note.chunks],
+                        [total for _, total in counted],
+                    ),
+                ).fetchall()
+            }
+            chunk_ids = [by_ord[ch.ord] for ch in note.chunks]
+            term_rows = [
+                (cid, term, tf) for cid, (terms, _) in zip(chunk_ids, counted, strict=True) for term, tf in terms.items()
+            ]
+            c.execute(
+                "INSERT INTO chunk_terms(chunk_id, root_id, term, tf) SELECT u.chunk_id, %s, u.term, u.tf "
+                "FROM unnest(%s::bigint[], %s::text[], %s::real[]) AS u(chunk_id, term, tf)",
+                (self.root_id, [r[0] for r in term_rows], [r[1] for r in term_rows], [r[2] for r in term_rows]),
+            )
+            c.execute(_BUMP, (self.root_id,))
+        return len(note.chunks), added
+
+    @staticmethod
+    def _write_spans(c: psycopg.Connection[Row], file_id: int, spans: NoteSpans) -> None:
+        with c.cursor() as cur:
+            cur.executemany(
+                "INSERT INTO link_spans(file_id, kind, target, target_key, heading, label, line, start_cp, end_cp, "
+                "start16, end16, start8, end8) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                [(file_id, s.kind, s.target, s.key, s.heading, s.label, *_columns(s.span)) for s in spans.links],
+            )
+            cur.executemany(
+                "INSERT INTO tag_spans(file_id, tag, written, front_matter, line, start_cp, end_cp, start16, end16, "
+                "start8, end8) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                [(file_id, t.tag, t.written, t.front_matter, *_columns(t.span)) for t in spans.tags],
+            )
+
+    def record_problem(self, path: str, reason: str, size: int, mtime_ns: int) -> None:
+        """Note why a file was skipped; its old chunks (if any) stay searchable."""
+        with self.db.atomic() as c:
+            c.execute(
+                "INSERT INTO files(root_id, path, hash, size, mtime_ns, error, indexed_at) VALUES (%s, %s, NULL, %s, %s, %s, %s) "
+                "ON CONFLICT (root_id, path) DO UPDATE SET error = EXCLUDED.error, size = EXCLUDED.size, "
+                "mtime_ns = EXCLUDED.mtime_ns",
+                (self.root_id, path, size, mtime_ns, reason, time.time()),
+            )
+            c.execute(_BUMP, (self.root_id,))
+
+    def record_chunking(self, fingerprint: str) -> None:
+        with self.db.atomic() as c:
+            c.execute("UPDATE roots SET chunking = %s WHERE id = %s", (fingerprint, self.root_id))
+
+    def touch(self, path: str, size: int, mtime_ns: int) -> None:
+        with self.db.atomic() as c:
+            c.execute(
+                "UPDATE files SET size = %s, mtime_ns = %s WHERE root_id = %s AND path = %s",
+                (size, mtime_ns, self.root_id, path),
+            )
+
+    def delete_file(self, path: str) -> bool:
+        with self.db.atomic() as c:
+            cur = c.execute("DELETE FROM files WHERE root_id = %s AND path = %s", (self.root_id, path))
+            if cur.rowcount:
+                c.execute(_BUMP, (self.root_id,))
+            return bool(cur.rowcount)
+
+    def collect_garbage(self) -> int:
+        """Drop vectors no chunk of any root uses (vectors are shared by every root)."""
+        with self.db.atomic() as c:
+            cur = c.execute(
+                "DELETE FROM embeddings e WHERE NOT EXISTS (SELECT 1 FROM chunks c WHERE c.embedding_id = e.id)"
+            )
+            return max(cur.rowcount, 0)
