@@ -110,6 +110,8 @@ class Engine:
         self.pipeline = IndexPipeline(config, self.store, self.scanner, self.chunker, self.embedder)
         #: bring the store up to date with the disk (`IndexPipeline.run`: every file or `paths`).
         self.index = self._refuse_index if read_only else self.pipeline.run
+        #: embed what a lexical pass left pending (`IndexPipeline.embed_pending`).
+        self.embed_pending = self._refuse_index if read_only else self.pipeline.embed_pending
         self.searcher = HybridSearcher(self.root, self.store, self.vectors, self.embedder, config.search)
         #: link completion and resolution (`textDocument/completion`, `definition`, `documentLink`).
         self.links = NoteLinks(self.root, self.store, self.vectors, self.embedder, self.semantic_ready)

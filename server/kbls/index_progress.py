@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from types import TracebackType
 from typing import TextIO
 
-from kbls.indexing.pipeline import IndexProgress
+from kbls.indexing.progress import IndexProgress
 
 INTERVAL_ENV = "KBLS_PROGRESS_INTERVAL"
 DEFAULT_INTERVAL = 10.0

@@ -85,6 +85,7 @@ class IndexReport(msgspec.Struct, kw_only=True):
     deleted: int = 0
     embedded: int = 0  # chunk texts given to the model
     reused: int = 0  # chunks whose vector was already stored
+    pending: int = 0  # chunks in the store still waiting for their vectors after the run
     skipped: list[Skipped] = msgspec.field(default_factory=list)
     seconds: float = 0.0
     busy: bool = False  # another process held the writer lock

@@ -222,3 +222,33 @@ def test_a_second_open_of_an_open_root_does_not_drop_its_running_job() -> None:
     assert queue.finish(Outcome.FAILED, 0.0) == FAIL_RETRY
     assert queue.next(0.0) == RootChanges(opens=(OpenRequest("file:///w/a", Path(A)),), closes=())
     assert run(queue, FAIL_RETRY).job.files == {"x.md"}
+
+
+def test_embedding_runs_behind_saves_and_scans_and_a_save_stops_it() -> None:
+    queue = queue_with(A, B)
+    queue.add(A, Job(embed=True))
+    queue.add(B, Job(full=True))
+    step = run(queue)
+    assert step.key == B and step.job.full, "a scan of any root before embedding"
+    queue.finish(Outcome.DONE, 0.0)
+    step = run(queue)
+    assert step.key == A and step.job.embed_only
+    assert queue.add(A, Job(files={"saved.md"})), "a save stops the embedding step"
+    queue.finish(Outcome.DONE, 0.0)
+    step = run(queue)
+    assert step.job.files == {"saved.md"} and not step.job.embed, "the save runs first"
+    queue.finish(Outcome.DONE, 0.0)
+    step = run(queue)
+    assert step.job.embed_only, "then the embedding resumes"
+    queue.finish(Outcome.DONE, 0.0)
+    assert queue.idle
+
+
+def test_a_save_queued_with_embedding_runs_alone_first() -> None:
+    queue = queue_with(A)
+    queue.add(A, Job(embed=True))
+    queue.add(A, Job(files={"x.md"}))
+    step = run(queue)
+    assert step.job.files == {"x.md"} and not step.job.embed
+    queue.finish(Outcome.DONE, 0.0)
+    assert run(queue).job.embed_only

@@ -1,10 +1,13 @@
 """Issue 6, "Crash during indexing": SIGKILL `kbls index` (and `kbls serve`) at random points.
 
-After every kill the store must be consistent (integrity_check ok, chunks <-> vectors <-> FTS
-rows one to one, file hashes matching the files), every file in it must hold exactly the chunks
-of an uninterrupted index, and the restarted run must not embed a chunk whose vector was already
-committed. Embeddings are counted by `tests/support/counting_cli.py`, which logs each embedded chunk hash
-before the model runs, so even a killed process leaves its count behind.
+After every kill the store must be consistent (integrity_check ok, chunks <-> FTS rows one to
+one, each chunk's text with one vector or one pending mark, file hashes matching the files),
+every file in it must hold exactly the chunks of an uninterrupted index, nothing written before
+(notes, vectors) may be lost, and the restarted run must not embed a chunk whose vector was
+already committed. A first index writes every note lexically before it embeds: some kills must
+land in the embedding pass, with every note written and texts still pending. Embeddings are
+counted by `tests/support/counting_cli.py`, which logs each embedded chunk hash before the model
+runs, so even a killed process leaves its count behind.
 
 Sizes: 150 notes and 12 kills in `make test`; 400 notes and 20 kills with KBLS_LONG=1.
 """
@@ -93,8 +96,10 @@ def _crash_loop(tmp_path: Path, embedder: Embedder, start: Starter, kills: int, 
     reference = _reference(tmp_path, root, embedder)
     rng = random.Random(6)
     committed: set[str] = set()
+    written: set[str] = set()
     embedded_total = 0
     killed = 0
+    in_embedding_pass = in_lexical_pass = 0
     for attempt in range(kills):
         log = tmp_path / f"embedded-{attempt}.log"
         proc = start(root, store, log, tmp_path)
@@ -119,7 +124,11 @@ def _crash_loop(tmp_path: Path, embedder: Embedder, start: Starter, kills: int, 
         state = check_store(store, root)
         for path, chunks in state.chunks.items():
             assert chunks == reference.chunks[path], f"after kill {attempt}: {path} holds other chunks"
-        committed = state.embedded
+        assert written <= set(state.chunks), f"after kill {attempt}: notes written before are gone"
+        assert committed <= state.embedded, f"after kill {attempt}: vectors committed before are gone"
+        in_embedding_pass += bool(state.pending) and state.chunks == reference.chunks
+        in_lexical_pass += 0 < len(state.chunks) < len(reference.chunks)
+        committed, written = state.embedded, set(state.chunks)
     log = tmp_path / "embedded-final.log"
     proc = start(root, store, log, tmp_path)
     if start is _start_index:
@@ -133,6 +142,8 @@ def _crash_loop(tmp_path: Path, embedder: Embedder, start: Starter, kills: int, 
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=30)
     final = check_store(store, root, full_scan_done=start is _start_index)
+    assert in_embedding_pass, "no kill landed after the lexical pass, in the embedding pass"
+    assert not final.pending, "texts left pending after the completing run"
     run = read_embed_log(log)
     assert not set(run) & committed, "the completing run re-embedded committed chunks"
     assert final.chunks == reference.chunks, "the index differs from an uninterrupted one"
@@ -142,7 +153,11 @@ def _crash_loop(tmp_path: Path, embedder: Embedder, start: Starter, kills: int, 
     # plus the chunks of the note that filled it).
     wasted = embedded_total - len(reference.embedded)
     assert wasted <= killed * (4 * BATCH + 8), (wasted, killed)
-    print(f"{killed} kills, {len(reference.embedded)} distinct chunks, {embedded_total} embedded in all")
+    print(
+        f"{killed} kills ({in_lexical_pass} in the lexical pass, {in_embedding_pass} in the embedding pass), "
+        f"{len(reference.embedded)} distinct chunks, "
+        f"{embedded_total} embedded in all"
+    )
 
 
 def _wait_until_indexed(store: Path, reference: StoreState, proc: Process, timeout: float = 600) -> None:
@@ -150,7 +165,8 @@ def _wait_until_indexed(store: Path, reference: StoreState, proc: Process, timeo
     while time.monotonic() < deadline:
         assert proc.poll() is None, "the daemon exited"
         try:
-            if check_store(store).chunks == reference.chunks:
+            state = check_store(store)
+            if state.chunks == reference.chunks and not state.pending:
                 return
         except AssertionError:
             pass  # read in the middle of a write burst: try again

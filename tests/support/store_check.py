@@ -9,6 +9,7 @@ from typing import Any
 
 import sqlite_vec
 
+from kbls.indexing.chunk import text_hash
 from kbls.storage.connection import SQLITE
 from kbls.storage.store import STORE_FILE
 
@@ -28,15 +29,18 @@ class StoreState:
     #: chunk-text hashes with a stored vector
     embedded: set[str]
     orphans: int
+    #: chunk-text hashes written by the lexical pass and still waiting for their vector
+    pending: set[str]
 
 
 def check_store(store_dir: Path, root: Path | None = None, *, full_scan_done: bool = False) -> StoreState:
     """Assert every invariant of issue 6 on one store and return what it holds.
 
     - `PRAGMA integrity_check` is ok;
-    - each chunk's embedding exists in `embeddings` and `vec_embeddings`, each vector row has an
-      `embeddings` row and the reverse; each chunk has exactly one FTS row with its text and each
-      FTS row a chunk;
+    - each chunk's embedding exists in `embeddings`, and each `embeddings` row has either a vector
+      (`vec_embeddings`) or a pending mark (`pending_embeddings`, whose text hashes to it), never
+      both, never neither; each chunk has exactly one FTS row with its text and each FTS row a
+      chunk;
     - unreferenced vectors only before a full scan completed (`full_scan_done`);
     - with `root`: each file row's hash is the hash of the file on disk.
     """
@@ -56,7 +60,12 @@ def check_store(store_dir: Path, root: Path | None = None, *, full_scan_done: bo
         emb_ids = {r[0] for r in conn.execute("SELECT id FROM embeddings")}
         vec_ids = [r[0] for r in conn.execute("SELECT rowid FROM vec_embeddings")]
         assert len(vec_ids) == len(set(vec_ids))
-        assert set(vec_ids) == emb_ids, "vectors without an embeddings row, or the reverse"
+        waiting = dict(conn.execute("SELECT embedding_id, text FROM pending_embeddings").fetchall())
+        assert not set(vec_ids) & set(waiting), "an embedding with both a vector and a pending mark"
+        assert set(vec_ids) | set(waiting) == emb_ids, "an embedding with neither a vector nor a pending mark, or a stray row"
+        hashes = dict(conn.execute("SELECT id, hash FROM embeddings").fetchall())
+        for embedding_id, text in waiting.items():
+            assert text_hash(text) == hashes[embedding_id], "a pending mark holds another text than its chunk's"
         orphans = conn.execute(
             "SELECT count(*) FROM embeddings WHERE id NOT IN (SELECT embedding_id FROM chunks)"
         ).fetchone()[0]
@@ -77,7 +86,8 @@ def check_store(store_dir: Path, root: Path | None = None, *, full_scan_done: bo
                 if on_disk.exists():
                     data = on_disk.read_bytes()
                     assert digest == hashlib.blake2b(data, digest_size=16).hexdigest(), f"{path}: stale file hash"
-        embedded = {r[0] for r in conn.execute("SELECT hash FROM embeddings")}
-        return StoreState(chunks=chunks, embedded=embedded, orphans=orphans)
+        pending = {hashes[i] for i in waiting}
+        embedded = set(hashes.values()) - pending
+        return StoreState(chunks=chunks, embedded=embedded, orphans=orphans, pending=pending)
     finally:
         conn.close()

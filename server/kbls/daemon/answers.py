@@ -53,6 +53,13 @@ class IndexState:
     message: str = ""
     #: why the state is `error` (every failing root's reason); None otherwise.
     error: str | None = None
+    #: chunks whose text waits for its vector (lexical first: found by words, not yet by meaning)
+    waiting: int = 0
+
+    @property
+    def embedded(self) -> float:
+        """The share of the chunks with their vector (1.0: semantic answers cover every note)."""
+        return 1.0 if self.chunks <= 0 else max(0.0, min(1.0, 1 - self.waiting / self.chunks))
 
 
 @dataclass(frozen=True)

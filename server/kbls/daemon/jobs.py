@@ -6,8 +6,9 @@ without threads (tests/daemon/test_jobs.py). The rules:
 - Work is kept per root as "rescan everything" and/or a set of files, so a burst of saves or
   watcher events collapses into one job.
 - Root changes (open, close, reopen) come before any job; files (saves, watcher batches) before
-  full scans. A save preempts a running full scan, which is requeued and resumes cheaply (the
-  scan is incremental).
+  full scans, full scans before embedding what a lexical pass wrote. A save preempts a running
+  full scan or embedding step, which is requeued and resumes cheaply (the scan is incremental,
+  the pending texts wait in the store).
 - A job that could not run goes back in the queue with a time before which it is not retried:
   `busy` (another process writing) after BUSY_RETRY, a full disk or stalled writer after
   FULL_RETRY, any other failure after a backoff doubling from FAIL_RETRY up to FAIL_RETRY_MAX.
@@ -39,12 +40,24 @@ class Job:
     files: set[str] = field(default_factory=set)
     #: report it with window/workDoneProgress (root opened, kb/reindex).
     progress: bool = False
+    #: embed chunk texts the lexical pass left pending (a step at a time, requeued until none is)
+    embed: bool = False
 
     def merge(self, other: Job) -> None:
         self.full |= other.full
         self.force |= other.force
         self.files |= other.files
         self.progress |= other.progress
+        self.embed |= other.embed
+
+    @property
+    def embed_only(self) -> bool:
+        return self.embed and not self.full and not self.files
+
+    @property
+    def preemptible(self) -> bool:
+        """A long job that a save stops (it is requeued and resumes where it was)."""
+        return self.full or self.embed_only
 
     def size(self, known_files: int) -> int:
         """Files this job looks at (a full scan: the files the store knew)."""
@@ -194,8 +207,8 @@ class JobQueue:
         else:
             self._jobs[key] = job
         running = self.running
-        if running is not None and running.job.full and job.files and not job.full:
-            # A save should not wait behind a long scan: stop the scan, it resumes after.
+        if running is not None and running.job.preemptible and job.files and not job.full:
+            # A save should not wait behind a long scan or embedding: stop it, it resumes after.
             running.preempted = True
             return True
         return False
@@ -215,10 +228,13 @@ class JobQueue:
             self._forget(key)
         ready = [k for k in self._jobs if self._retry_at.get(k, 0.0) <= now]
         if ready:
-            # Files (saves, watcher batches) before full scans, also within one root's job.
-            key = next((k for k in ready if self._jobs[k].files), ready[0])
+            # Files (saves, watcher batches) before full scans before embedding, also within one
+            # root's job.
+            key = next(
+                (k for k in ready if self._jobs[k].files), next((k for k in ready if self._jobs[k].full), ready[0])
+            )
             queued = self._jobs[key]
-            if queued.full and queued.files:
+            if queued.files and (queued.full or queued.embed):
                 job = Job(files=queued.files, force=queued.force)
                 queued.files = set()
             else:
@@ -240,7 +256,7 @@ class JobQueue:
         if outcome is Outcome.DONE:
             self._failures.pop(key, None)
             self._retry_at.pop(key, None)
-            if running.preempted and job.full:
+            if running.preempted and job.preemptible:
                 self.add(key, job)
                 return 0.0
             return None

@@ -134,6 +134,14 @@ class Daemon:
         self._worker.submit(found.root.key, Job(files={found.rel}))
         return True
 
+    def note_opened(self, path: Path | str, opened: bool = True) -> None:
+        """An editor opened (`opened`) or closed a note: open notes are embedded first."""
+        try:
+            found = self.locate(path)
+        except OutsideRootError:
+            return
+        self._worker.note_opened(found.root.key, found.rel, opened)
+
     def files_changed(self, changes: Collection[FileChange]) -> None:
         """Changes the editor saw (`workspace/didChangeWatchedFiles`): each goes to its root's
         watcher, batched with the root's own events (`kbls.daemon.watch`); a refused root's
@@ -184,6 +192,7 @@ class Daemon:
         return IndexState(
             state=state, pending=queue.pending, files=sum(v.files for v in views),
             chunks=sum(v.chunks for v in views), message=message, error="; ".join(errors) or None,
+            waiting=queue.waiting,
         )
 
     def tell_state(self, listener: Listener) -> None:

@@ -11,6 +11,11 @@ opened again, rebuilt when missing, and the user is told.
 
 What the user is told about each outcome is `kbls.daemon.notices`.
 
+Lexical first: scans write notes without vectors (`IndexPipeline.run(embed=False)`); the worker
+then queues an embedding job that embeds for EMBED_STEP_S at a time and is queued again until
+nothing is pending, behind every save and scan (a save stops a step). The notes open in an
+editor (`note_opened`) are embedded first.
+
 `Worker` is a little over 250 lines on purpose: it is the single owner of the one thread that
 writes, and its lock map (docs/architecture.md) is easier to check when every field that lock
 guards lives in one class; the jobs, the notices and the opening of roots are already elsewhere.
@@ -21,6 +26,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections import Counter
 from dataclasses import dataclass
 
 from kbls.daemon.answers import SafeListener
@@ -30,10 +36,13 @@ from kbls.daemon.opener import RootOpener
 from kbls.daemon.roots import Root, RootRegistry
 from kbls.daemon.status import StatusReporter
 from kbls.errors import KblsError, ModelError, StoreBusyError, StoreFullError
-from kbls.indexing.pipeline import IndexProgress
+from kbls.indexing.progress import IndexProgress
 from kbls.results import IndexReport
 
 log = logging.getLogger(__name__)
+
+#: seconds an embedding job runs before it yields to the queue (and is queued again)
+EMBED_STEP_S = 2.0
 
 STORE_REPLACED = (
     "the store {path} was deleted or replaced while kbls was running (a cleared cache, `kbls index --rebuild`); "
@@ -49,6 +58,8 @@ class QueueView:
     pending: int
     model_loaded: bool
     model_error: str | None
+    #: chunks whose text waits for its vector, every open root together
+    waiting: int = 0
 
 
 class Worker:
@@ -76,6 +87,10 @@ class Worker:
         self._cancel = threading.Event()
         self._thread: threading.Thread | None = None
         self._notices = JobNotices(registry, reporter, listener)
+        #: per root: the root-relative paths open in an editor (a count per path: several windows)
+        self._open_notes: dict[str, Counter[str]] = {}
+        #: per root: chunks waiting for their vectors after its last job
+        self._waiting: dict[str, int] = {}
 
     # -- any thread ----------------------------------------------------------------------------
     def start(self) -> None:
@@ -117,6 +132,18 @@ class Worker:
             self._queue.request_open(request)
             self._cond.notify_all()
 
+    def note_opened(self, key: str, rel: str, opened: bool) -> None:
+        """An editor opened (or closed) the note `rel` of the root `key`: open notes embed first."""
+        with self._cond:
+            counts = self._open_notes.setdefault(key, Counter())
+            counts[rel] += 1 if opened else -1
+            if counts[rel] <= 0:
+                del counts[rel]
+
+    def _open_first(self, key: str) -> list[str]:
+        with self._cond:
+            return list(self._open_notes.get(key, ()))
+
     def is_known(self, key: str) -> bool:
         with self._cond:
             return self._queue.is_known(key)
@@ -126,6 +153,7 @@ class Worker:
             return QueueView(
                 idle=self._queue.idle and not self._applying, pending=self._queue.pending(self._registry.known_files),
                 model_loaded=self._model_loaded, model_error=self._model_error,
+                waiting=sum(n for k, n in self._waiting.items() if self._queue.is_known(k)),
             )
 
     def wait_idle(self, timeout: float) -> bool:
@@ -282,7 +310,13 @@ class Worker:
             with self._cond:
                 if self._queue.running is not None:
                     self._queue.running.remaining = p.files_total - p.files_done
-            if self._reporter.report_progress(p.files_done, p.files_total):
+                if p.embedding:
+                    self._waiting[run.key] = p.chunks_left
+            if p.embedding:
+                total = max(root.chunks, p.chunks_left)
+                if self._reporter.report_progress(total - p.chunks_left, total, f"embedding: {p.chunks_left} chunks left"):
+                    self._reporter.emit("embedding")
+            elif self._reporter.report_progress(p.files_done, p.files_total):
                 self._reporter.emit(p.path)
 
         paths = None if job.full else sorted(root.real / rel for rel in job.files)
@@ -290,7 +324,15 @@ class Worker:
         error: Exception | None = None
         try:
             with root.lease() as engine:
-                report = engine.index(paths, force=job.force, progress=progress, cancel=cancel, wait=False)
+                if job.embed_only:
+                    report = engine.embed_pending(
+                        first=lambda: self._open_first(run.key), progress=progress, cancel=cancel, wait=False,
+                        budget_s=EMBED_STEP_S,
+                    )
+                else:
+                    report = engine.index(
+                        paths, force=job.force, progress=progress, cancel=cancel, wait=False, embed=False
+                    )
             outcome = Outcome.BUSY if report.busy else Outcome.DONE
         except (StoreFullError, StoreBusyError) as exc:
             outcome, error = Outcome.FULL, exc
@@ -314,6 +356,10 @@ class Worker:
         """Record how the running job ended (requeued unless done) and tell the user."""
         with self._cond:
             delay = self._queue.finish(outcome, time.monotonic())
+            if report is not None and outcome is Outcome.DONE:
+                self._waiting[root.key] = report.pending
+                if report.pending:  # behind any save or scan queued meanwhile
+                    self._queue.add(root.key, Job(embed=True))
             self._cond.notify_all()
         if report is not None and outcome is Outcome.DONE:
             self._notices.done(root, job, report)

@@ -1,8 +1,14 @@
-"""The indexing pipeline of one root: scan, read, hash, parse, chunk, embed what is new, write.
+"""The indexing pipeline of one root: scan, read, hash, parse, chunk, write, embed what is new.
 
 The file hash decides whether a file is parsed, the chunk hash whether a chunk is embedded:
-vectors are content-addressed, so a moved or renamed note re-embeds nothing. Parsed notes are
-batched across files so the model sees full batches; each note is written in its own transaction.
+vectors are content-addressed, so a moved or renamed note re-embeds nothing. Each note is
+written in its own transaction.
+
+Lexical first: a full scan (a first index, a rebuild) or a large batch of files writes every
+note's chunks, FTS rows, links and tags with its new chunk texts marked pending, then embeds them
+(`kbls.indexing.embed_pass`), so every note is found by its words and names within the scan's
+time, long before the model is through. A few files (a save) are embedded before they are
+written, so a saved note is searchable by meaning at once, and its texts leave the queue.
 
 A full scan also re-reads every file when the store's chunking fingerprint (meta `chunking`) is
 not this chunker's (`Chunker.fingerprint`: a new parser/chunker version or other chunk
@@ -15,7 +21,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,8 +32,10 @@ from kbls.errors import OutsideRootError
 from kbls.hashing import content_hash
 from kbls.indexing.chunk import Chunker
 from kbls.indexing.embed import Embedder
+from kbls.indexing.embed_pass import embed_pending
 from kbls.indexing.formats.documents import read_document
 from kbls.indexing.formats.errors import DocumentError
+from kbls.indexing.progress import IndexProgress, ProgressFn, Tracker
 from kbls.indexing.scan import NOT_REGULAR, Candidate, Scanner
 from kbls.indexing.text import read_regular
 from kbls.results import IndexReport, Skipped
@@ -37,21 +45,11 @@ from kbls.storage.roles import Backend
 log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True)
-class IndexProgress:
-    """How far one indexing run is: after each file looked at, each model batch and each write."""
+__all__ = ["INLINE_FILES", "IndexPipeline", "IndexProgress", "PreparedNote", "ProgressFn"]
 
-    #: files finished (written, found unchanged or skipped) of those this run looks at; a note
-    #: read but waiting for its batch's embedding is not done yet
-    files_done: int
-    files_total: int
-    #: the file last looked at
-    path: str
-    #: chunk texts embedded so far in this run (vectors already stored are not counted)
-    chunks_embedded: int
-
-
-ProgressFn = Callable[[IndexProgress], None]
+#: a run of at most this many files to read embeds before it writes (a save, a few watcher
+#: events); larger runs and full scans write lexically first
+INLINE_FILES = 16
 
 
 def file_hash(data: bytes) -> str:
@@ -93,6 +91,7 @@ class IndexPipeline:
         progress: ProgressFn | None = None,
         cancel: threading.Event | None = None,
         wait: bool = True,
+        embed: bool = True,
     ) -> IndexReport:
         """Bring the store up to date with the disk: every file (paths=None) or just `paths`.
 
@@ -100,13 +99,44 @@ class IndexPipeline:
             chunk whose vector is stored).
         :param wait: when False and another process is writing this store, return at once
             with `busy=True`.
+        :param embed: embed what the lexical pass wrote before returning; False leaves it
+            pending for `embed_pending` (the daemon, which answers searches meanwhile).
         """
-        started = time.perf_counter()
         listed = None if paths is None else list(paths)
+        return self._locked(lambda: self._run_locked(listed, force, progress, cancel, embed), wait)
+
+    def embed_pending(
+        self,
+        *,
+        first: Callable[[], Sequence[str]] | None = None,
+        progress: ProgressFn | None = None,
+        cancel: threading.Event | None = None,
+        wait: bool = True,
+        budget_s: float | None = None,
+    ) -> IndexReport:
+        """Embed the chunk texts written without vectors: those of the notes `first()` names
+        (root-relative paths) first, then the most recently modified notes'. Stops when none is
+        left, at `cancel` or after `budget_s` seconds; `report.pending` tells what is left."""
+
+        def run() -> IndexReport:
+            report = IndexReport()
+            tracker = Tracker(progress, 0)
+            report.embedded = embed_pending(
+                self.store, self.embedder, self.config.model.batch_size, tracker, first=first, cancel=cancel,
+                budget_s=budget_s,
+            )
+            self.embedded_total += report.embedded
+            return report
+
+        return self._locked(run, wait)
+
+    def _locked(self, work: Callable[[], IndexReport], wait: bool) -> IndexReport:
+        """`work` under this pipeline's lock and the store's writer lock."""
+        started = time.perf_counter()
         with self._lock:
             with self.store.lock.hold(timeout=0.0) as held:
                 if held:
-                    report = self._run_locked(listed, force, progress, cancel)
+                    report = work()
             if not held:
                 if not wait:
                     return IndexReport(busy=True, seconds=time.perf_counter() - started)
@@ -117,14 +147,15 @@ class IndexPipeline:
                     "another `kbls index`); waiting for it to finish", self.store.location,
                 )
                 with self.store.lock.hold(timeout=None):
-                    report = self._run_locked(listed, force, progress, cancel)
+                    report = work()
         counts = self.store.counts()
-        report.files, report.chunks = counts.files, counts.chunks
+        report.files, report.chunks, report.pending = counts.files, counts.chunks, counts.waiting
         report.seconds = time.perf_counter() - started
         return report
 
     def _run_locked(
-        self, paths: list[Path] | None, force: bool, progress: ProgressFn | None, cancel: threading.Event | None
+        self, paths: list[Path] | None, force: bool, progress: ProgressFn | None, cancel: threading.Event | None,
+        embed: bool,
     ) -> IndexReport:
         report = IndexReport()
         gone: list[str] = []
@@ -165,8 +196,8 @@ class IndexPipeline:
                     candidates.append(candidate)
         report.scanned = len(candidates)
         work = [c for c in candidates if force or _changed(c, known.get(c.rel_path), self.config.size_cap(c.rel_path)[1])]
-        tracker = _Tracker(progress, len(work))
-        batch = _Batch(self, tracker)
+        tracker = Tracker(progress, len(work))
+        batch = _Batch(self, tracker, lexical=paths is None or len(work) > INLINE_FILES)
         for done, candidate in enumerate(work, 1):
             if cancel is not None and cancel.is_set():
                 break
@@ -185,6 +216,10 @@ class IndexPipeline:
                 self.store.collect_garbage()
                 if recorded != fingerprint:  # only now: an interrupted run must redo it
                     self.store.record_chunking(fingerprint)
+            if embed and batch.lexical:
+                report.embedded += embed_pending(
+                    self.store, self.embedder, self.config.model.batch_size, tracker, cancel=cancel
+                )
         self.embedded_total += report.embedded
         self.reused_total += report.reused
         return report
@@ -281,53 +316,27 @@ def _changed(candidate: Candidate, row: FileRow | None, max_file_bytes: int) -> 
 
 
 @dataclass
-class _Tracker:
-    """The run's progress, told to the caller's callback (if any) as files and batches finish."""
-
-    progress: ProgressFn | None
-    files_total: int
-    looked: int = 0
-    #: notes read into the batch, not written yet
-    waiting: int = 0
-    path: str = ""
-    chunks_embedded: int = 0
-
-    def looked_at(self, count: int, path: str) -> None:
-        self.looked, self.path = count, path
-        self._tell()
-
-    def embedded(self, count: int) -> None:
-        self.chunks_embedded += count
-        self._tell()
-
-    def written(self, count: int) -> None:
-        self.waiting -= count
-        self._tell()
-
-    def _tell(self) -> None:
-        if self.progress is not None:
-            done = self.looked - self.waiting
-            self.progress(IndexProgress(done, self.files_total, self.path, self.chunks_embedded))
-
-
-@dataclass
 class _Batch:
-    """Parsed notes waiting for the model, and the chunk texts of theirs not embedded yet."""
+    """Parsed notes waiting to be written, and (embedding before writing) the chunk texts of
+    theirs with no vector yet; `lexical`: written at once, new texts marked pending."""
 
     pipeline: IndexPipeline
-    tracker: _Tracker
+    tracker: Tracker
+    lexical: bool
     notes: list[PreparedNote] = field(default_factory=list)
     missing: dict[str, str] = field(default_factory=dict)  # chunk hash -> text to embed
 
     @property
     def full(self) -> bool:
-        return len(self.missing) >= self.pipeline.config.model.batch_size * 4 or len(self.notes) >= 256
+        return self.lexical or len(self.missing) >= self.pipeline.config.model.batch_size * 4 or len(self.notes) >= 256
 
     def add(self, prepared: PreparedNote) -> None:
         self.notes.append(prepared)
         self.tracker.waiting += 1
+        if self.lexical:
+            return
         new = [h for h in prepared.texts if h not in self.missing]
-        stored = self.pipeline.store.known_embeddings(new)
+        stored = self.pipeline.store.known_embeddings(new)  # a pending text is embedded here
         for h in new:
             if h not in stored:
                 self.missing[h] = prepared.texts[h]
@@ -347,10 +356,9 @@ class _Batch:
             self.tracker.embedded(len(part))
         report.embedded += len(hashes)
         for prepared in self.notes:
-            written, _ = self.pipeline.store.write_note(prepared.record, vectors)
+            written, added, waiting = self.pipeline.store.write_note(prepared.record, vectors, prepared.texts)
             report.changed += 1
-            report.reused += written
-        report.reused -= len(hashes)
+            report.reused += written - added - waiting
         self.tracker.written(len(self.notes))
         self.notes.clear()
         self.missing.clear()

@@ -89,14 +89,14 @@ def hit(found: RootHit) -> wire.Hit:
 
 
 def index_info(state: IndexState) -> wire.IndexInfo:
-    return wire.IndexInfo(state=state.state, pending=state.pending, error=state.error)
+    return wire.IndexInfo(state=state.state, pending=state.pending, error=state.error, embedded=round(state.embedded, 4))
 
 
 def index_status(state: IndexState) -> wire.IndexStatus:
     """The `kb/indexStatus` notification."""
     return wire.IndexStatus(
         state=state.state, pending=state.pending, files=state.files, chunks=state.chunks,
-        message=state.message, error=state.error,
+        message=state.message, error=state.error, embedded=round(state.embedded, 4), waiting=state.waiting,
     )
 
 

@@ -106,9 +106,12 @@ class _Health(_Wire, frozen=True):
 
 
 class IndexInfo(_Health, frozen=True, kw_only=True):
-    """The index's state as every answer carries it; `pending`: files queued for (re)indexing."""
+    """The index's state as every answer carries it; `pending`: files queued for (re)indexing;
+    `embedded`: the share of chunks with their vector (below 1 the answer is partial: every note
+    is found by its words, only that share by meaning)."""
 
     pending: int = 0
+    embedded: float = 1.0
 
 
 # -- requests --------------------------------------------------------------------------------
@@ -268,6 +271,10 @@ class IndexStatus(_Health, frozen=True, kw_only=True):
     files: int
     chunks: int
     message: str = ""
+    #: the share of `chunks` with their vector
+    embedded: float = 1.0
+    #: chunks still waiting for their vector
+    waiting: int = 0
 
 
 class BacklinksParams(_Wire, frozen=True):

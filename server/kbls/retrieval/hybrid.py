@@ -3,7 +3,9 @@
 
 Every candidate either ranking finds gets both signals measured exactly (its cosine from the
 in-memory vectors, its coverage from its text), so a chunk the lexical ranking found is not
-treated as semantically unrelated just because it missed the semantic top N.
+treated as semantically unrelated just because it missed the semantic top N. A chunk still
+waiting for its vector (a first index embeds after writing every note) is judged by its words
+alone, as lexical mode judges every chunk: it is found from the start, not cut at the floor.
 """
 
 from __future__ import annotations
@@ -54,6 +56,8 @@ class Scored:
     #: what the lexical signal was made of (for `explain`): coverage, BM25 share of the best.
     coverage: float | None = None
     bm25_share: float | None = None
+    #: no vector yet (the lexical first pass wrote it): scored by its words alone
+    waiting: bool = False
 
     def order(self) -> tuple[float, float, int]:
         """Sort key, best first: the score, then the closer meaning, then the chunk's rowid."""
@@ -120,6 +124,12 @@ class HybridSearcher:
         where to look and a note there holding one of the words is evidence enough."""
         if mode == Mode.LEXICAL:
             return [s for s in scored if s.score > 0.0]
+        if mode == Mode.HYBRID and any(s.waiting for s in scored):
+            relevant = scored[0].score >= self.config.min_score
+            return [
+                s for s in scored
+                if s.score > 0.0 and (s.waiting or (relevant and s.score >= self.config.min_score * TAIL_SHARE))
+            ]
         floor = self.config.min_score
         relevant = bool(scored) and scored[0].score >= floor
         return [
@@ -162,11 +172,12 @@ class HybridSearcher:
         weights = self.weights
         out = []
         for rowid, row, sem, lex in signals:
-            score = sem if mode == Mode.SEMANTIC else lex if mode == Mode.LEXICAL else weights.fuse(sem, lex)
+            waiting = mode == Mode.HYBRID and rowid not in cosine
+            score = sem if mode == Mode.SEMANTIC else lex if mode == Mode.LEXICAL or waiting else weights.fuse(sem, lex)
             share = bm25[rowid] / best_bm25 if rowid in bm25 and best_bm25 > 0 else None
             out.append(Scored(
                 row, sem, lex, score, Signals(sem_rank.get(rowid), lex_rank.get(rowid)), cosine.get(rowid, 0.0),
-                coverage.get(rowid), share,
+                coverage.get(rowid), share, waiting,
             ))
         out.sort(key=Scored.order)
         return out, weights
@@ -202,7 +213,9 @@ class HybridSearcher:
         its best section's (in hybrid mode the note's best value of each signal fused: its title
         may match the words, another section the meaning) plus a share of its next-best section
         (`fusion.fused_note_score`); with a reranker's order (mode None), its best section's score."""
-        if mode == Mode.HYBRID:
+        if mode == Mode.HYBRID and all(s.waiting for s in sections):
+            best = max(s.lexical for s in sections)
+        elif mode == Mode.HYBRID:
             fuse = (weights or self.weights).fuse
             best = fuse(max(s.semantic for s in sections), max(s.lexical for s in sections))
         else:

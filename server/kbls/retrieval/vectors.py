@@ -3,7 +3,9 @@
 sqlite-vec's brute-force float cosine scan is ~100 ms at 100k×384 on these machines; one numpy
 matrix-vector product over normalized float32 vectors is a few ms (see docs/adr/). The copy is
 kept in sync with the store through `PRAGMA data_version` on a connection of its own, so writes
-by this process's indexer and by other processes on the same store are both picked up.
+by this process's indexer and by other processes on the same store are both picked up. Embedding
+ids only grow (a pending text's vector is written under a new id), so a sync reads the vectors
+above the last id it holds.
 """
 
 from __future__ import annotations
@@ -16,6 +18,11 @@ import numpy as np
 if TYPE_CHECKING:
     from kbls.storage.connection import Connection
     from kbls.storage.store import Store
+
+
+#: embeddings with a vector: those not waiting for one (`kbls.storage.pending`)
+VECTOR_IDS_SQL = "SELECT id FROM embeddings WHERE id NOT IN (SELECT embedding_id FROM pending_embeddings) ORDER BY id"
+VECTOR_COUNT_SQL = "SELECT (SELECT count(*) FROM embeddings) - (SELECT count(*) FROM pending_embeddings)"
 
 
 class VectorIndex:
@@ -45,7 +52,7 @@ class VectorIndex:
                 return
             self._version = version
             conn = self._connection()
-            count = conn.execute("SELECT count(*) FROM embeddings").fetchone()[0]
+            count = conn.execute(VECTOR_COUNT_SQL).fetchone()[0]
             last = int(self.ids[-1]) if len(self.ids) else 0
             if len(self.ids) and count < len(self.ids):
                 keep = np.isin(self.ids, self._all_ids(conn))
@@ -81,7 +88,7 @@ class VectorIndex:
 
     @staticmethod
     def _all_ids(conn: Connection) -> np.ndarray:
-        rows = conn.execute("SELECT id FROM embeddings").fetchall()
+        rows = conn.execute(VECTOR_IDS_SQL).fetchall()
         return np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
 
     def vectors(self, embedding_ids: list[int]) -> np.ndarray:

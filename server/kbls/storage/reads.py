@@ -59,13 +59,16 @@ class StoreReads:
                 rows += self.db.conn.execute(f"{sql} WHERE path IN ({marks})", batch).fetchall()
         return {r[1]: FileRow(*r) for r in rows}
 
-    def known_embeddings(self, hashes: Iterable[str]) -> set[str]:
+    def known_embeddings(self, hashes: Iterable[str], *, pending: bool = False) -> set[str]:
+        """The chunk texts of `hashes` with a stored vector (with `pending`, those waiting for one too)."""
         wanted = list(set(hashes))
         found: set[str] = set()
+        waiting = "" if pending else " AND id NOT IN (SELECT embedding_id FROM pending_embeddings)"
         for i in range(0, len(wanted), BATCH):
             batch = wanted[i : i + BATCH]
             marks = ",".join("?" * len(batch))
-            found.update(r[0] for r in self.db.conn.execute(f"SELECT hash FROM embeddings WHERE hash IN ({marks})", batch))
+            sql = f"SELECT hash FROM embeddings WHERE hash IN ({marks}){waiting}"
+            found.update(r[0] for r in self.db.conn.execute(sql, batch))
         return found
 
     def counts(self) -> StoreCounts:
@@ -73,7 +76,13 @@ class StoreReads:
         return StoreCounts(
             files=int(c.execute("SELECT count(*) FROM files WHERE hash IS NOT NULL").fetchone()[0]),
             chunks=int(c.execute("SELECT count(*) FROM chunks").fetchone()[0]),
-            vectors=int(c.execute("SELECT count(*) FROM embeddings").fetchone()[0]),
+            vectors=int(c.execute("SELECT count(*) FROM embeddings").fetchone()[0])
+            - int(c.execute("SELECT count(*) FROM pending_embeddings").fetchone()[0]),
+            waiting=int(
+                c.execute(
+                    "SELECT count(*) FROM chunks WHERE embedding_id IN (SELECT embedding_id FROM pending_embeddings)"
+                ).fetchone()[0]
+            ),
         )
 
     def chunk_count(self) -> int:

@@ -56,6 +56,8 @@ class StoreCounts:
     files: int  # files indexed (skipped files, which have no hash, are not counted)
     chunks: int
     vectors: int  # distinct chunk texts with a stored vector
+    #: chunks whose text waits for its vector (written by the lexical first pass)
+    waiting: int = 0
 
 
 class ChunkRow(NamedTuple):

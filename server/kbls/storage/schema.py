@@ -16,6 +16,11 @@ told apart from the one a process opened even when the file system reuses the in
 chunked under, written by a complete full scan: a store without it, or with another, has every
 note re-chunked by the next full scan; see `kbls.indexing.chunk.CHUNKING_VERSION`);
 `kbls_version` (the kbls that last opened it for writing, named when an older kbls refuses it).
+
+Every chunk has one text row (`chunks` + its `chunks_fts` row) and one `embeddings` row, which
+holds either a vector (`vec_embeddings`, same rowid) or a pending mark (`pending_embeddings`,
+with the text the model will read): a first index writes every note without vectors and embeds
+them afterwards (`kbls.indexing.pipeline`).
 """
 
 from __future__ import annotations
@@ -35,7 +40,7 @@ from kbls.storage.fts import FTS_TABLE_SQL, rebuild_with_terms
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 #: the `meta` key of the chunking fingerprint (`StoreReads.chunking`, `StoreWrites.record_chunking`).
 CHUNKING_KEY = "chunking"
 
@@ -88,6 +93,16 @@ SCHEMA = dedent(
     );
     CREATE INDEX IF NOT EXISTS links_file ON links(file_id);
     CREATE INDEX IF NOT EXISTS links_target ON links(target);
+    """
+)
+#: chunk texts written before their vector (the lexical first pass); created by `SCHEMA` in a new
+#: store and by the migration to v5 in an older one.
+PENDING_SQL = dedent(
+    """
+    CREATE TABLE IF NOT EXISTS pending_embeddings (
+        embedding_id INTEGER PRIMARY KEY REFERENCES embeddings(id) ON DELETE CASCADE,
+        text TEXT NOT NULL
+    );
     """
 )
 #: every link and tag a note writes, with its position (`kbls.indexing.spans`); created by
@@ -161,6 +176,11 @@ def _migrate_3_to_4(c: Connection) -> None:
     rebuild_with_terms(c)
 
 
+def _migrate_4_to_5(c: Connection) -> None:
+    """v5 lets a chunk wait for its vector (`pending_embeddings`); an older store has none waiting."""
+    _run_script(c, PENDING_SQL)
+
+
 def _run_script(c: Connection, script: str) -> None:
     for statement in script.split(";"):
         if statement.strip():
@@ -168,7 +188,9 @@ def _run_script(c: Connection, script: str) -> None:
 
 
 #: from-version -> step to the next version; each runs in the transaction that records it.
-MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _migrate_1_to_2, 2: _migrate_2_to_3, 3: _migrate_3_to_4}
+MIGRATIONS: dict[int, Callable[[Connection], None]] = {
+    1: _migrate_1_to_2, 2: _migrate_2_to_3, 3: _migrate_3_to_4, 4: _migrate_4_to_5,
+}
 #: indexes on columns that migrations add: created once the migrations ran.
 POST_MIGRATION_SQL = ("CREATE INDEX IF NOT EXISTS files_stem ON files(stem)",)
 
@@ -237,6 +259,7 @@ def ensure_schema(
             for statement in POST_MIGRATION_SQL:
                 c.execute(statement)
             _run_script(c, SPANS_SQL)
+            _run_script(c, PENDING_SQL)
         check_meta(path, meta, model_id=model_id, dimension=dimension)
         if root is not None and check_root(path.parent, meta, root):
             _set_meta(c, meta, "root", str(root))

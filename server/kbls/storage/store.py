@@ -2,7 +2,8 @@
 
 SQL lives in `kbls.storage` and nowhere else: connections and the writer lock in `connection`,
 tables and migrations in `schema`, full-text search in `fts`, queries in `reads`, transactions
-in `writes`; `recovery` sets a damaged store aside. `Store` ties them to one store directory.
+in `writes`, the texts waiting for vectors in `pending`; `recovery` sets a damaged store aside.
+`Store` ties them to one store directory.
 
 A store records the workspace root it indexes and a generation token in `meta` (see
 `kbls.storage.schema`); `Store.identity`/`Store.replaced` let a long-lived process notice that
@@ -31,6 +32,7 @@ from kbls.storage.connection import (
     read_only_uri,
     write_refused,
 )
+from kbls.storage.pending import StorePending
 from kbls.storage.reads import StoreReads
 from kbls.storage.schema import ensure_schema, read_schema
 from kbls.storage.spans import StoreSpans
@@ -70,7 +72,7 @@ class StoreIdentity:
         return StoreIdentity(st.st_dev, st.st_ino, generation)
 
 
-class Store(StoreReads, StoreSpans, StoreWrites):
+class Store(StoreReads, StoreSpans, StorePending, StoreWrites):
     """One root's SQLite store. Safe from several threads: each thread that reads gets its own
     connection, writes go through one writer connection (see `ConnectionPool`)."""
 

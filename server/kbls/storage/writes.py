@@ -2,6 +2,11 @@
 new ones, never half. Vectors are content-addressed by chunk-text hash (`embeddings`), so a
 moved, renamed or copied note re-embeds nothing.
 
+A note may be written before its vectors: a chunk text with no vector yet gets a pending mark
+(`pending_embeddings`, holding the text to embed), and `fill_vectors` later swaps the mark for
+the vector under a new embedding id. New ids only grow (AUTOINCREMENT), so an in-memory copy of
+the vectors catches up by reading the ids above its last (`kbls.retrieval.vectors`).
+
 `StoreWrites` is one half of `kbls.storage.store.Store` (the other is `StoreReads`).
 """
 
@@ -27,10 +32,14 @@ class StoreWrites:
 
     db: ConnectionPool
 
-    def write_note(self, note: NoteRecord, vectors: dict[str, np.ndarray]) -> tuple[int, int]:
+    def write_note(
+        self, note: NoteRecord, vectors: dict[str, np.ndarray], texts: dict[str, str] | None = None
+    ) -> tuple[int, int, int]:
         """Replace one file's rows in one transaction. `vectors` maps chunk hash -> vector for
-        chunks whose text is not stored yet. Returns (chunks written, vectors added)."""
-        added = 0
+        chunk texts with no vector stored (a pending one is filled); a text in neither the store
+        nor `vectors` is marked pending with its model text from `texts`. Returns (chunks
+        written, vectors added, chunks left waiting for a vector)."""
+        added = waiting = 0
         with self.db.atomic() as c:
             row = c.execute("SELECT id FROM files WHERE path = ?", (note.path,)).fetchone()
             values = dict(
@@ -64,16 +73,24 @@ class StoreWrites:
             )
             for chunk in note.chunks:
                 found = c.execute("SELECT id FROM embeddings WHERE hash = ?", (chunk.hash,)).fetchone()
+                vector = vectors.get(chunk.hash)
                 if found is None:
-                    vector = vectors[chunk.hash]
-                    embedding_id = c.execute("INSERT INTO embeddings(hash) VALUES (?)", (chunk.hash,)).lastrowid
-                    c.execute(
-                        "INSERT INTO vec_embeddings(rowid, embedding) VALUES (?, ?)",
-                        (embedding_id, np.asarray(vector, dtype=np.float32).tobytes()),
-                    )
-                    added += 1
+                    embedding_id = _insert_embedding(c, chunk.hash)
+                    if vector is None:
+                        if texts is None or chunk.hash not in texts:
+                            raise KeyError(f"no vector and no text for chunk {chunk.hash} of {note.path}")
+                        c.execute(PENDING_INSERT, (embedding_id, texts[chunk.hash]))
+                        waiting += 1
+                    else:
+                        _insert_vector(c, embedding_id, vector)
+                        added += 1
                 else:
                     embedding_id = found[0]
+                    filled = None if vector is None else _fill(c, embedding_id, chunk.hash, vector)
+                    if filled is not None:
+                        embedding_id, added = filled, added + 1
+                    elif vector is None and c.execute(PENDING_SQL, (embedding_id,)).fetchone():
+                        waiting += 1
                 chunk_rowid = c.execute(
                     "INSERT INTO chunks(chunk_id, file_id, ord, hash, embedding_id, start_line, end_line, breadcrumb, body) "
                     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -82,7 +99,18 @@ class StoreWrites:
                 ).lastrowid
                 assert chunk_rowid is not None  # an INSERT always sets it
                 fts.insert_chunk(c, chunk_rowid, note.title, chunk.breadcrumb, chunk.body)
-        return len(note.chunks), added
+        return len(note.chunks), added, waiting
+
+    def fill_vectors(self, vectors: dict[str, np.ndarray]) -> int:
+        """Give pending chunk texts (by hash) their vectors, in one transaction; returns how many
+        were filled (a text no longer pending, e.g. filled by a save meanwhile, is left alone)."""
+        filled = 0
+        with self.db.atomic() as c:
+            for digest, vector in vectors.items():
+                found = c.execute("SELECT id FROM embeddings WHERE hash = ?", (digest,)).fetchone()
+                if found is not None and _fill(c, found[0], digest, vector) is not None:
+                    filled += 1
+        return filled
 
     def record_problem(self, path: str, reason: str, size: int, mtime_ns: int) -> None:
         """Note why a file was skipped; its old chunks (if any) stay searchable."""
@@ -125,8 +153,41 @@ class StoreWrites:
                 batch = ids[i : i + BATCH]
                 marks = ",".join("?" * len(batch))
                 c.execute(f"DELETE FROM vec_embeddings WHERE rowid IN ({marks})", batch)
+                c.execute(f"DELETE FROM pending_embeddings WHERE embedding_id IN ({marks})", batch)
                 c.execute(f"DELETE FROM embeddings WHERE id IN ({marks})", batch)
         return len(ids)
+
+
+PENDING_SQL = "SELECT 1 FROM pending_embeddings WHERE embedding_id = ?"
+PENDING_INSERT = "INSERT INTO pending_embeddings(embedding_id, text) VALUES (?, ?)"
+
+
+def _insert_embedding(c: Connection, digest: str) -> int:
+    inserted = c.execute("INSERT INTO embeddings(hash) VALUES (?)", (digest,)).lastrowid
+    assert inserted is not None  # an INSERT always sets it
+    return int(inserted)
+
+
+def _insert_vector(c: Connection, embedding_id: int, vector: np.ndarray) -> None:
+    c.execute(
+        "INSERT INTO vec_embeddings(rowid, embedding) VALUES (?, ?)",
+        (embedding_id, np.asarray(vector, dtype=np.float32).tobytes()),
+    )
+
+
+def _fill(c: Connection, embedding_id: int, digest: str, vector: np.ndarray) -> int | None:
+    """Swap a pending mark for `vector` under a new embedding id (its chunks follow); None when
+    `embedding_id` is not pending."""
+    if c.execute("DELETE FROM pending_embeddings WHERE embedding_id = ?", (embedding_id,)).rowcount == 0:
+        return None
+    # The hash is unique and chunks may not point at a missing row: a stand-in hash until the old
+    # row is gone.
+    new_id = _insert_embedding(c, f"{digest}\0filling")
+    _insert_vector(c, new_id, vector)
+    c.execute("UPDATE chunks SET embedding_id = ? WHERE embedding_id = ?", (new_id, embedding_id))
+    c.execute("DELETE FROM embeddings WHERE id = ?", (embedding_id,))
+    c.execute("UPDATE embeddings SET hash = ? WHERE id = ?", (digest, new_id))
+    return new_id
 
 
 def _delete_chunks(c: Connection, file_id: int) -> None:

@@ -138,6 +138,10 @@ class ClientView:
     def file_saved(self, path: Path | str) -> bool:
         return self.holds(path) and self.host.daemon.file_saved(path)
 
+    def note_opened(self, path: Path | str, opened: bool = True) -> None:
+        if self.holds(path):
+            self.host.daemon.note_opened(path, opened)
+
     def files_changed(self, changes: list[FileChange]) -> None:
         self.host.daemon.files_changed([c for c in changes if self.holds(c.path)])
 
