@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 
 from kbls.indexing.embed import Embedder
 from kbls.indexing.progress import Tracker
-from kbls.storage.store import Store
+from kbls.storage.roles import NoteWriter
 
 #: model batches per step: enough texts to sort by length, few enough that progress moves and a
 #: save waits at most one step
@@ -23,7 +23,7 @@ STEP_BATCHES = 4
 
 
 def embed_pending(
-    store: Store,
+    store: NoteWriter,
     embedder: Embedder,
     batch_size: int,
     tracker: Tracker,
