@@ -197,7 +197,8 @@ class IndexPipeline:
         report.scanned = len(candidates)
         work = [c for c in candidates if force or _changed(c, known.get(c.rel_path), self.config.size_cap(c.rel_path)[1])]
         tracker = Tracker(progress, len(work))
-        batch = _Batch(self, tracker, lexical=paths is None or len(work) > INLINE_FILES)
+        lexical = self.store.lexical_first and (paths is None or len(work) > INLINE_FILES)
+        batch = _Batch(self, tracker, lexical=lexical)
         for done, candidate in enumerate(work, 1):
             if cancel is not None and cancel.is_set():
                 break

@@ -58,6 +58,9 @@ class NoteWriter(Protocol):
     @property
     def lock(self) -> WriterLockRole: ...
 
+    #: whether a large run writes notes before their vectors (pending marks) and embeds after
+    lexical_first: bool
+
     def known_embeddings(self, hashes: Iterable[str], *, pending: bool = False) -> set[str]: ...
     def write_note(
         self, note: NoteRecord, vectors: dict[str, np.ndarray], texts: dict[str, str] | None = None

@@ -31,6 +31,8 @@ class StoreWrites:
     """Write transactions over `self.db`."""
 
     db: ConnectionPool
+    #: a large run writes notes before their vectors and embeds after (`kbls.indexing.pipeline`)
+    lexical_first = True
 
     def write_note(
         self, note: NoteRecord, vectors: dict[str, np.ndarray], texts: dict[str, str] | None = None

@@ -40,7 +40,7 @@ class PgReads:
             rows = self.db.fetch(sql + " AND path = ANY(%s)", (self.root_id, sorted(set(paths))))
         return {str(r[1]): FileRow(int(r[0]), str(r[1]), r[2], int(r[3]), int(r[4]), r[5]) for r in rows}
 
-    def known_embeddings(self, hashes: Iterable[str]) -> set[str]:
+    def known_embeddings(self, hashes: Iterable[str], *, pending: bool = False) -> set[str]:
         return {str(r[0]) for r in self.db.fetch("SELECT hash FROM embeddings WHERE hash = ANY(%s)", (list(set(hashes)),))}
 
     def counts(self) -> StoreCounts:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Sequence
 
 import numpy as np
 import psycopg
@@ -33,9 +34,16 @@ class PgWrites:
     db: PgPool
     root_id: int
 
-    def write_note(self, note: NoteRecord, vectors: dict[str, np.ndarray]) -> tuple[int, int]:
+    #: the team store writes each note with its vectors (no pending marks): the pipeline embeds
+    #: before it writes, as for a save
+    lexical_first = False
+
+    def write_note(
+        self, note: NoteRecord, vectors: dict[str, np.ndarray], texts: dict[str, str] | None = None
+    ) -> tuple[int, int, int]:
         """Replace one file's rows in one transaction; `vectors` holds the vectors of chunk
-        texts not stored yet. Returns (chunks written, vectors added)."""
+        texts not stored yet (`texts` is not used: nothing waits). Returns (chunks written,
+        vectors added, 0 left waiting)."""
         with self.db.atomic() as c:
             row = c.execute(
                 "INSERT INTO files(root_id, path, hash, size, mtime_ns, title, stem, kind, note_type, aliases, error, "
@@ -103,7 +111,17 @@ class PgWrites:
                 (self.root_id, [r[0] for r in term_rows], [r[1] for r in term_rows], [r[2] for r in term_rows]),
             )
             c.execute(_BUMP, (self.root_id,))
-        return len(note.chunks), added
+        return len(note.chunks), added, 0
+
+    def fill_vectors(self, vectors: dict[str, np.ndarray]) -> int:
+        """Nothing waits for a vector in the team store."""
+        return 0
+
+    def pending_texts(self, limit: int, first: Sequence[str] = ()) -> dict[str, str]:
+        return {}
+
+    def pending_count(self) -> int:
+        return 0
 
     @staticmethod
     def _write_spans(c: psycopg.Connection[Row], file_id: int, spans: NoteSpans) -> None:
