@@ -179,9 +179,12 @@ class Engine:
         filters: Filters | None = None,
         group_by_file: bool = False,
         explain: bool = False,
+        section_snippets: bool = False,
     ) -> SearchResult:
         """Hits for `query` (which may carry `tag:`, `path:`, `type:` terms), best first; with
-        `explain`, each hit carries each signal's score and weight (`Hit.explain`)."""
+        `explain`, each hit carries each signal's score and weight (`Hit.explain`); with
+        `group_by_file` and `section_snippets`, each note's other sections carry their snippet
+        (else "")."""
         started = time.perf_counter()
         limit = self.config.search.limit if limit is None else limit
         try:
@@ -192,7 +195,7 @@ class Engine:
         parsed = parse_query(query, filters)
         if chosen != Mode.LEXICAL and not self.semantic_ready():
             chosen = Mode.LEXICAL
-        hits = self.searcher.search(parsed, limit, chosen, group_by_file, explain)
+        hits = self.searcher.search(parsed, limit, chosen, group_by_file, explain, section_snippets)
         return SearchResult(hits, chosen, (time.perf_counter() - started) * 1000)
 
     def related(self, path: Path, line: int | None = None, *, limit: int = 10) -> list[Hit]:

@@ -18,6 +18,7 @@ class Section(msgspec.Struct, kw_only=True, frozen=True):
     start_line: int  # 0-based, inclusive
     end_line: int  # 0-based, inclusive
     breadcrumb: str
+    #: "" unless the search asked for it (`section_snippets`)
     snippet: str
     score: float
 

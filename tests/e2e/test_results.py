@@ -144,13 +144,30 @@ def test_grouped_by_note_one_hit_per_note_carries_its_other_sections(session: Ls
     shown = [(top["range"]["start"]["line"], top["breadcrumb"])]
     others = [(s["range"]["start"]["line"], s["breadcrumb"]) for s in top["sections"]]
     assert not set(shown) & set(others)
-    assert all(s["breadcrumb"].startswith("Git undo recipes > ") and s["snippet"] for s in top["sections"])
+    assert all(s["breadcrumb"].startswith("Git undo recipes > ") for s in top["sections"])
     scores = [s["score"] for s in top["sections"]]
     assert scores == sorted(scores, reverse=True) and scores[0] <= top["score"]
     # every other section of the note the ungrouped search found is among them
     assert {(h["range"]["start"]["line"], h["breadcrumb"]) for h in sections if h["path"] == "git/undo.md"} <= {
         *shown, *others
     }
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "lexical"])
+def test_grouped_sections_carry_their_snippets_only_when_asked(session: LspSession, mode: str) -> None:
+    # Made for every section of every grouped hit, a lexical answer's snippets cost more than the
+    # search; the pickers show them once a note is expanded and ask then.
+    params = {"query": QUERY, "limit": 10, "groupByFile": True, "mode": mode}
+    typed = session.request("kb/search", params)["hits"]
+    asked = session.request("kb/search", {**params, "sectionSnippets": True})["hits"]
+    assert sum(len(h["sections"]) for h in typed) >= 2
+    assert all(s["snippet"] == "" for h in typed for s in h["sections"])
+    assert all(h["snippet"] for h in typed), "the hits' own snippets are there"
+    without = [(h["path"], h["more"], [(s["range"], s["breadcrumb"], s["score"]) for s in h["sections"]]) for h in typed]
+    assert without == [(h["path"], h["more"], [(s["range"], s["breadcrumb"], s["score"]) for s in h["sections"]]) for h in asked]
+    amend = next(s for h in asked for s in h["sections"] if s["breadcrumb"].endswith("Undo an amend"))
+    assert "amend" in amend["snippet"].lower(), amend
+    assert all(s["snippet"] for h in asked for s in h["sections"])
 
 
 def test_the_snippet_is_the_sentence_that_matches_not_a_table_row_or_a_dict_dump(session: LspSession) -> None:

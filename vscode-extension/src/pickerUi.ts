@@ -8,10 +8,13 @@ import {
   emptyMessage,
   groupedRows,
   hitsToItems,
+  noteKey,
   SearchController,
   searchTitle,
+  lacksSectionSnippets,
   sectionRows,
   shouldRefresh,
+  withSectionSnippets,
   type HitItem,
   type PickRow,
 } from "./searchPicker";
@@ -135,6 +138,39 @@ export function showSearchPicker(sender: () => Promise<kb.RequestSender | undefi
   let shown: kb.Hit[] = [];
   const expanded = new Set<string>();
   const rows = (): Item[] => rowItems(options.groupByNote ? groupedRows(shown, expanded) : sectionRows(shown));
+  const ask = async (query: string, token: kb.CancellationTokenLike, sectionSnippets = false): Promise<kb.SearchResult> => {
+    const conn = await sender();
+    if (!conn) throw new Error("The kbls server is not running.");
+    return kb.search(conn, kb.searchParams(query, { limit: options.limit, groupByFile: options.groupByNote, sectionSnippets }), token);
+  };
+  // The answer leaves the snippets of a note's other sections out (a lexical answer lists many);
+  // expanding a note lists its sections at once and asks the same query again for them.
+  let filling: vscode.CancellationTokenSource | undefined;
+  const stopFilling = (): void => {
+    filling?.cancel();
+    filling?.dispose();
+    filling = undefined;
+  };
+  const fillSectionSnippets = async (key: string): Promise<void> => {
+    const query = controller.shownQuery;
+    const note = shown.find((h) => noteKey(h) === key);
+    if (query === undefined || !note || !lacksSectionSnippets(note) || filling) return;
+    const source = (filling = new vscode.CancellationTokenSource());
+    try {
+      const result = await ask(query, source.token, true);
+      if (source.token.isCancellationRequested || controller.shownQuery !== query) return;
+      shown = withSectionSnippets(shown, result.hits);
+      const active = qp.activeItems[0];
+      const items = rows();
+      qp.items = items;
+      const same = active && items.find((i) => i.label === active.label && i.hit?.uri === active.hit?.uri && i.range?.start.line === active.range?.start.line);
+      if (same) qp.activeItems = [same];
+    } catch {
+      // the rows stay listed without their snippets
+    } finally {
+      if (filling === source) stopFilling();
+    }
+  };
   const expand = (key: string): void => {
     expanded.add(key);
     const items = rows();
@@ -143,15 +179,13 @@ export function showSearchPicker(sender: () => Promise<kb.RequestSender | undefi
     const note = items.findIndex((i) => i.expandable === key);
     const first = items[note + 1];
     if (first) qp.activeItems = [first];
+    void fillSectionSnippets(key);
   };
   const controller = new SearchController<kb.SearchResult>({
     debounceMs: options.debounceMs,
-    async run(query, token) {
-      const conn = await sender();
-      if (!conn) throw new Error("The kbls server is not running.");
-      return kb.search(conn, kb.searchParams(query, { limit: options.limit, groupByFile: options.groupByNote }), token);
-    },
+    run: (query, token) => ask(query, token),
     onResults(query, result) {
+      stopFilling();
       lastIndexState = result.index?.state;
       qp.title = searchTitle(lastIndexState);
       shown = result.hits;
@@ -159,6 +193,7 @@ export function showSearchPicker(sender: () => Promise<kb.RequestSender | undefi
       qp.items = shown.length > 0 ? rows() : [placeholderItem(emptyMessage(query, lastIndexState))];
     },
     onCleared() {
+      stopFilling();
       shown = [];
       qp.items = [placeholderItem(emptyMessage(""))];
     },
@@ -183,6 +218,7 @@ export function showSearchPicker(sender: () => Promise<kb.RequestSender | undefi
     disposables.push(
       qp.onDidHide(() => {
         controller.dispose();
+        stopFilling();
         for (const d of disposables) d.dispose();
         qp.dispose();
         resolve();

@@ -40,6 +40,7 @@ export interface Explain {
 export interface Section {
   range: Range;
   breadcrumb: string;
+  /** "" unless the request asked for `sectionSnippets`. */
   snippet: string;
   score: number;
 }
@@ -81,6 +82,8 @@ export interface SearchParams {
   mode?: SearchMode;
   filters?: SearchFilters;
   groupByFile?: boolean;
+  /** With `groupByFile`: the hits' `sections` carry their snippets. */
+  sectionSnippets?: boolean;
 }
 
 export interface SearchResult {
@@ -244,6 +247,7 @@ export interface SearchOptions {
   mode?: SearchMode;
   filters?: SearchFilters;
   groupByFile?: boolean;
+  sectionSnippets?: boolean;
 }
 
 /** The params of `kb/search`: the query cut to the cap, the limit clamped, unset options left out. */
@@ -256,6 +260,7 @@ export function searchParams(query: string, options: SearchOptions = {}): Search
   }
   if (options.filters) params.filters = options.filters;
   if (options.groupByFile !== undefined) params.groupByFile = options.groupByFile;
+  if (options.sectionSnippets) params.sectionSnippets = true;
   return params;
 }
 

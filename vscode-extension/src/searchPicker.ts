@@ -151,6 +151,26 @@ export function groupedRows(hits: readonly Hit[], expanded: ReadonlySet<string>,
   return rows;
 }
 
+/** True when a grouped hit lists sections the answer sent without their snippets. */
+export function lacksSectionSnippets(hit: Hit): boolean {
+  return (hit.sections ?? []).some((s) => !s.snippet);
+}
+
+/**
+ * `shown` with the snippets of its hits' sections taken from `answer` (the same query asked with
+ * `sectionSnippets`), matched by note and section start line; a section the answer does not
+ * list keeps what it had.
+ */
+export function withSectionSnippets(shown: readonly Hit[], answer: readonly Hit[]): Hit[] {
+  const snippets = new Map<string, string>();
+  for (const hit of answer) for (const s of hit.sections ?? []) if (s.snippet) snippets.set(`${noteKey(hit)}\n${s.range.start.line}`, s.snippet);
+  return shown.map((hit) => {
+    if (!lacksSectionSnippets(hit)) return hit;
+    const sections = hit.sections.map((s) => ({ ...s, snippet: s.snippet || (snippets.get(`${noteKey(hit)}\n${s.range.start.line}`) ?? "") }));
+    return { ...hit, sections };
+  });
+}
+
 /** Ungrouped hits as rows: one per section, as the server sent them. */
 export function sectionRows(hits: readonly Hit[], options: FormatOptions = {}): PickRow[] {
   return hits.map((hit) => ({ ...hitToItem(hit, options), range: hit.range }));

@@ -178,6 +178,55 @@ describe("kbls pickers without telescope", function()
     assert.equals(30, vim.api.nvim_win_get_cursor(0)[1])
   end)
 
+  it("a note's sections carried without snippets are asked for, narrowed to the note", function()
+    local sent = {}
+    local function section(breadcrumb, first, last)
+      return {
+        range = { start = { line = first, character = 0 }, ["end"] = { line = last + 1, character = 0 } },
+        breadcrumb = breadcrumb,
+        snippet = "", -- `kb/search` without `sectionSnippets`
+        score = 0.4,
+      }
+    end
+    api.search = function(params, cb)
+      sent[#sent + 1] = params
+      if #sent == 1 then
+        cb(nil, {
+          hits = {
+            fake.hit(root, "a.md", "A", "A > Best", 9, 12, {
+              more = 2,
+              sections = { section("A > Second", 29, 31), section("A > Third", 0, 3) },
+            }),
+          },
+        })
+      else
+        cb(nil, {
+          hits = {
+            fake.hit(root, "a.md", "A", "A > Best", 9, 12),
+            fake.hit(root, "a.md", "A", "A > Second", 29, 31),
+            fake.hit(root, "a.md", "A", "A > Third", 0, 3),
+          },
+        })
+      end
+      return function() end
+    end
+    local shown = {}
+    vim.ui.select = function(list, opts, cb)
+      shown[#shown + 1] = vim.tbl_map(opts.format_item, list)
+      cb(list[#shown == 1 and 2 or 2], 1)
+    end
+    vim.cmd("KbSearch undo")
+    assert.equals(2, #sent)
+    assert.same({ "/a.md" }, sent[2].filters.paths)
+    assert.is_false(sent[2].groupByFile)
+    assert.same(
+      { "A › Best  a.md:10  2 more sections below", "  › Second  :30", "  › Third  :1" },
+      shown[2]
+    )
+    assert.equals(root .. "/a.md", vim.api.nvim_buf_get_name(0))
+    assert.equals(30, vim.api.nvim_win_get_cursor(0)[1])
+  end)
+
   it("search.group_by_file = false: a row for every section, nothing to expand", function()
     config.setup({ picker = "select", search = { group_by_file = false } })
     local sent

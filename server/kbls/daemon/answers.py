@@ -39,6 +39,8 @@ class SearchRequest:
     group_by_file: bool = False
     #: each hit carries each signal's score and weight (`Hit.explain`).
     explain: bool = False
+    #: with group_by_file: the note's other sections carry their snippet.
+    section_snippets: bool = False
 
 
 @dataclass(frozen=True)

@@ -247,6 +247,7 @@ class Daemon:
             return engine.search(
                 request.query, limit=wanted, mode=request.mode, filters=request.filters,
                 group_by_file=request.group_by_file, explain=request.explain,
+                section_snippets=request.section_snippets,
             ).hits
 
         while True:

@@ -36,7 +36,7 @@ def _filters(f: wire.SearchFilters | None) -> Filters | None:
 def search_request(params: wire.SearchParams) -> SearchRequest:
     return SearchRequest(
         query=params.query, limit=params.limit, mode=params.mode, filters=_filters(params.filters),
-        group_by_file=params.group_by_file, explain=params.explain,
+        group_by_file=params.group_by_file, explain=params.explain, section_snippets=params.section_snippets,
     )
 
 

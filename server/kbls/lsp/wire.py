@@ -75,6 +75,7 @@ class Section(_Wire, frozen=True):
 
     range: Range
     breadcrumb: str
+    #: "" unless the request asked for `sectionSnippets`.
     snippet: str
     score: float
 
@@ -133,6 +134,9 @@ class SearchParams(_Wire, frozen=True):
     group_by_file: bool = False
     #: each hit carries `explain`: each signal's score and weight behind its score.
     explain: bool = False
+    #: with `groupByFile`: the hits' `sections` carry their snippets (else ""); a picker asks
+    #: when it expands a note.
+    section_snippets: bool = False
 
 
 class SearchResult(_Wire, frozen=True):

@@ -81,8 +81,13 @@ class HybridSearcher:
         self.reranker = reranker if reranker is not None else Reranker(config.rerank, embedder.config.threads)
 
     def search(
-        self, parsed: ParsedQuery, limit: int, mode: Mode, group_by_file: bool, explain: bool = False
+        self, parsed: ParsedQuery, limit: int, mode: Mode, group_by_file: bool, explain: bool = False,
+        section_snippets: bool = False,
     ) -> list[Hit]:
+        """Hits best first; grouped by file, each note's other sections carry their snippet only
+        with `section_snippets` (a picker shows them when a note is expanded, and asks then: a
+        lexical answer lists many sections per note, and their snippets cost more than the
+        search)."""
         if not parsed.text.strip():
             if parsed.filters.empty:
                 return []
@@ -101,7 +106,8 @@ class HybridSearcher:
         shown = weights if explain and not reranked else None
         if not group_by_file:
             return [self._hit(s, s.score, 0, terms, self._explain(s, mode, shown)) for s in kept[:limit]]
-        return self._by_file(kept, mode if not reranked else None, limit, terms, weights, shown)
+        section_terms = terms if section_snippets else None
+        return self._by_file(kept, mode if not reranked else None, limit, terms, section_terms, weights, shown)
 
     def _rerank(self, text: str, kept: list[Scored]) -> list[Scored]:
         """The cross-encoder's order and score for the best candidates; the rest follow them."""
@@ -193,8 +199,8 @@ class HybridSearcher:
         return ranked[:wanted]
 
     def _by_file(
-        self, kept: list[Scored], mode: Mode | None, limit: int, terms: list[Term], weights: Weights,
-        shown: Weights | None,
+        self, kept: list[Scored], mode: Mode | None, limit: int, terms: list[Term],
+        section_terms: list[Term] | None, weights: Weights, shown: Weights | None,
     ) -> list[Hit]:
         """One hit per note: its best chunk shown, its other matching chunks as its `sections`,
         scored by `note_score`. Equal scores go to the note closer in meaning (its best cosine)."""
@@ -205,7 +211,8 @@ class HybridSearcher:
         closest = {path: max(s.cosine for s in sections) for path, sections in notes.items()}
         order = sorted(notes, key=lambda p: (-score[p], -closest[p], notes[p][0].row.id))[:limit]
         return [
-            self._note_hit(notes[p], score[p], terms, self._note_explain(notes[p], score[p], mode, shown)) for p in order
+            self._note_hit(notes[p], score[p], terms, section_terms, self._note_explain(notes[p], score[p], mode, shown))
+            for p in order
         ]
 
     def note_score(self, sections: list[Scored], mode: Mode | None, weights: Weights | None = None) -> float:
@@ -224,12 +231,18 @@ class HybridSearcher:
             return best
         return fused_note_score(best, sections[1].score if len(sections) > 1 else 0.0)
 
-    def _note_hit(self, sections: list[Scored], score: float, terms: list[Term], explain: Explain | None) -> Hit:
+    def _note_hit(
+        self, sections: list[Scored], score: float, terms: list[Term], section_terms: list[Term] | None,
+        explain: Explain | None,
+    ) -> Hit:
+        """The note's hit at its best section; its other sections' snippets ("" without
+        `section_terms`: not asked for)."""
         hit = self._hit(sections[0], score, len(sections) - 1, terms, explain)
         hit.sections = [
             Section(
                 start_line=s.row.start_line, end_line=s.row.end_line, breadcrumb=s.row.breadcrumb,
-                snippet=make_snippet(s.row.body, terms), score=round(float(s.score), 4),
+                snippet="" if section_terms is None else make_snippet(s.row.body, section_terms),
+                score=round(float(s.score), 4),
             )
             for s in sections[1 : 1 + MAX_SECTIONS]
         ]

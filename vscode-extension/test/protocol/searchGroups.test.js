@@ -39,6 +39,8 @@ test("KB: Search shows one row per note and expands a note's other sections in p
   await t.test("one row per note; the undo note's other sections behind one row that names them", async () => {
     const { done, qp, items } = await search();
     assert.equal(items[0].label, "Git undo recipes");
+    // typed, the answer leaves the sections' snippets out (shown only once a note is expanded)
+    assert.ok(items[0].hit.sections.length >= 2 && items[0].hit.sections.every((s) => s.snippet === ""), JSON.stringify(items[0].hit.sections));
     const notes = items.filter((i) => i.expands === undefined).map((i) => i.hit.path);
     assert.equal(new Set(notes).size, notes.length, `one row per note: ${JSON.stringify(notes)}`);
     const more = items[1];
@@ -58,9 +60,18 @@ test("KB: Search shows one row per note and expands a note's other sections in p
     assert.ok(sections.every((r) => r.label.startsWith("$(indent) § Undo ")), JSON.stringify(sections.map((r) => r.label)));
     assert.equal(qp.activeItems[0], sections[0], "the cursor on the first listed section");
     assert.ok(!rows.some((r) => r.expands !== undefined && r.expands === items[0].hit.uri), "the row that expanded is gone");
+    // their snippets come with a second answer to the same query; the cursor stays where it was
+    const filled = await waitFor("the sections' snippets", () => {
+      const listed = qp.items.slice(1, 1 + items[0].hit.sections.length);
+      return listed.every((r) => r.detail) ? listed : null;
+    }).catch(failWith);
+    assert.deepEqual(filled.map((r) => r.label), sections.map((r) => r.label));
+    assert.ok(filled.some((r) => /amend/i.test(r.detail)), JSON.stringify(filled.map((r) => r.detail)));
+    assert.equal(qp.activeItems[0].label, sections[0].label, "the cursor on the first listed section still");
+    assert.equal(qp.activeItems[0].range.start.line, sections[0].range.start.line);
 
     // A section row opens the note at that section's first line, nothing selected.
-    const pick = sections[1];
+    const pick = filled[1];
     qp.accept(pick);
     const editor = await waitFor("the editor", () => host.openedEditors[opened]);
     await done;

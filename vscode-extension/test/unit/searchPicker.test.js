@@ -3,7 +3,7 @@ const test = require("node:test");
 const assert = require("node:assert/strict");
 const {
   hitToItem, hitsToItems, oneLine, sectionOf, cursorForRange, groupedRows, sectionRows, emptyMessage, searchTitle, normalizeQuery,
-  shouldRefresh, SearchController,
+  shouldRefresh, SearchController, lacksSectionSnippets, withSectionSnippets,
 } = require("../../out/searchPicker.js");
 const { isCancellation } = require("../../out/protocol.js");
 const { fakeTimers, requestsByHand, tick } = require("../helpers/byHand.js");
@@ -112,6 +112,32 @@ test("groupedRows: an expanded note lists its sections in place, each opening at
   const unlisted = groupedRows([hit({ more: 12, sections: [section(40, "Slices", 0.5)] })], new Set([grouped[0].uri]));
   assert.equal(unlisted[1].description, "0.50 · Borrowing (+11 more in the note)");
   assert.equal(groupedRows([hit({ more: 1, sections: [section(40, "Slices", 0.5)] })], new Set())[1].label, "$(unfold) +1 more section");
+});
+
+test("withSectionSnippets: the sections of an answer sent without snippets take them from the answer that has them", () => {
+  const bare = (s) => ({ ...s, snippet: "" });
+  const shown = [
+    hit({ more: 2, sections: [bare(section(40, "Slices", 0.5)), bare(section(60, "Lifetimes > Elision", 0.4))] }),
+    grouped[1],
+  ];
+  assert.equal(lacksSectionSnippets(shown[0]), true);
+  assert.equal(lacksSectionSnippets(grouped[0]), false);
+  assert.equal(lacksSectionSnippets(grouped[1]), false, "a note without other sections lacks nothing");
+  // the answer asked with sectionSnippets: the same note, one section more, another note's section at line 40 too
+  const answer = [
+    hit({ more: 3, sections: [section(40, "Slices", 0.5), section(50, "Arrays", 0.45), section(60, "Lifetimes > Elision", 0.4)] }),
+    hit({ uri: "file:///notes/b.md", path: "b.md", more: 1, sections: [{ ...section(40, "Elsewhere", 0.3) }] }),
+  ];
+  const filled = withSectionSnippets(shown, answer);
+  assert.deepEqual(filled[0].sections.map((s) => s.snippet), ["About slices.", "About lifetimes > elision."]);
+  assert.deepEqual(filled[0].sections.map((s) => s.range.start.line), [40, 60], "the sections shown stay those shown");
+  assert.equal(filled[0].more, 2);
+  assert.equal(filled[1], grouped[1]);
+  assert.equal(shown[0].sections[0].snippet, "", "the shown hits are not changed in place");
+  const rows = groupedRows(filled, new Set([filled[0].uri]));
+  assert.equal(rows[1].detail, "About slices.");
+  assert.equal(groupedRows(shown, new Set([shown[0].uri]))[1].detail, "", "listed at once, without a snippet until it comes");
+  assert.deepEqual(withSectionSnippets(shown, [])[0].sections.map((s) => s.snippet), ["", ""], "a failed answer leaves them empty");
 });
 
 test("sectionRows: a row per hit as sent (the setting kbls.search.groupByNote off)", () => {

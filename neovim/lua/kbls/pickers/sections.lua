@@ -1,9 +1,10 @@
 --- One row per note, and a note's further sections on demand. `kb/search` with `groupByFile`
 --- answers each note once (its best section, with `more`: how many more of its sections
 --- matched, and `sections`: the best of those); expanding a row (`<C-e>` in the live pickers)
---- lists those sections after it: the hit's own `sections` when they are all there, else asked
---- for with the same query narrowed to that note (a server without `sections`, or more of them
---- than it sends).
+--- lists those sections after it: the hit's own `sections` when they are all there with their
+--- snippets, else asked for with the same query narrowed to that note (a server without
+--- `sections`, more of them than it sends, or sent without snippets: `kb/search` leaves them out
+--- unless asked for `sectionSnippets`, as a picker shows them only once a note is expanded).
 local api = require("kbls.api")
 local config = require("kbls.config")
 local contract = require("kbls.contract")
@@ -57,13 +58,18 @@ function M.children(item, hits)
 end
 
 --- The hits of a grouped hit's further sections as it carries them (`sections`), or nil when it
---- does not carry all `more` of them.
+--- does not carry all `more` of them, each with its snippet.
 ---@param hit table
 ---@return table[]|nil
 function M.carried(hit)
   local carried = type(hit.sections) == "table" and hit.sections or {}
   if #carried == 0 or #carried < (hit.more or 0) then
     return nil
+  end
+  for _, section in ipairs(carried) do
+    if type(section.snippet) ~= "string" or section.snippet == "" then
+      return nil
+    end
   end
   return vim.tbl_map(function(section)
     return vim.tbl_extend("force", hit, {
