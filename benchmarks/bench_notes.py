@@ -203,17 +203,19 @@ def measure(rounds: int) -> dict[str, Any]:
 
 def engine_check(root: Path, lines: list[str], rounds: int) -> dict[str, float]:
     """The link check and the outline parse in-process, for the same note."""
-    from functools import partial
 
     from kbls.daemon.service import Daemon
     from kbls.editing import checks
     from kbls.editing.outline import outline
+    from kbls.links.view import NoteView
 
     daemon = Daemon(watch=False)
     daemon.start([(root.as_uri(), root)])
     daemon.wait_idle(600)
     path = root / "long" / "engine.md"
-    check = partial(checks.report, lines=lines)
+    def check(engine: Any, rel: str) -> Any:
+        return checks.report(engine, rel, NoteView(lines))  # a new version's view: its links read again
+
     daemon.in_root(path, check)  # the catalogue is read once
     checked, parses = [], []
     for _ in range(rounds):

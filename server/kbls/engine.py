@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,6 +22,7 @@ from kbls.indexing.embed import Embedder
 from kbls.indexing.pipeline import IndexPipeline, ProgressFn
 from kbls.indexing.scan import Scanner
 from kbls.limits import MAX_LIMIT, MIN_LIMIT, MODES, Mode
+from kbls.links.view import NoteView
 from kbls.query.filters import Filters
 from kbls.query.syntax import parse_query
 from kbls.results import Hit, IndexReport, RootStatus, Skipped
@@ -203,7 +204,7 @@ class Engine:
         _check_limit(limit)
         return related_notes(self.store, self.vectors, self.root, self.scanner.relative(path), line, limit)
 
-    def open_notes(self, documents: Mapping[Path, Sequence[str]]) -> dict[str, Sequence[str]]:
+    def open_notes(self, documents: Mapping[Path, NoteView]) -> dict[str, NoteView]:
         """The editor's open documents inside this root, by root-relative path (a path that
         reaches out of the root's real folder through a symlinked folder is not in it)."""
         real_root = Path(os.path.realpath(self.scanner.root))

@@ -14,6 +14,7 @@ from tests.support.documents import CHROME_WORDS, pdf_bytes, saved_page
 from kbls.cli import main
 from kbls.config import Config
 from kbls.editing.checks import report
+from kbls.links.view import NoteView
 from kbls.mcp.local import LocalBackend
 
 FOLDER = "Bibliothèque partagée/Été 2026"
@@ -129,5 +130,5 @@ def test_a_link_to_a_pdf_page_is_not_a_missing_heading(root: Path, make_engine: 
     write(root, "other.md", "# Other\n\ntext\n")
     engine = make_engine(root, config=Config(include=["**/*.md", "**/*.pdf"]))
     engine.index()
-    problems = report(engine, "pump.md", note.split("\n")).problems
+    problems = report(engine, "pump.md", NoteView(note.split("\n"))).problems
     assert [p.ref.target for p in problems] == ["other.md"]  # the check runs; the PDF page passes

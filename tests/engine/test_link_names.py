@@ -15,7 +15,7 @@ from tests.support.link_corpus import SLEEPLESS, write_link_workspace
 
 from kbls.engine import Engine
 from kbls.indexing.parse import parse_note
-from kbls.retrieval.links import heading_line
+from kbls.links.headings import heading_line
 from kbls.retrieval.linksyntax import LinkKind, LinkRef, heading_text, links_in, typing_at
 from kbls.retrieval.notelinks import LinkQuery
 

@@ -16,6 +16,7 @@ from tests.support.corpus import write
 from kbls.editing import checks, linkfixes
 from kbls.engine import Engine
 from kbls.indexing.embed import Embedder
+from kbls.links.view import NoteView
 from kbls.retrieval.backlinks import Target
 from kbls.retrieval.linksyntax import links_in
 from kbls.retrieval.notelinks import LinkQuery, LinkSuggestion
@@ -59,9 +60,9 @@ def _applied(plan: RenamePlan) -> dict[str, list[str]]:
 def test_rename_on_front_matter_title_renames_the_title(vault: Callable[..., tuple[Engine, Path]]) -> None:
     engine, root = vault({"old.md": "---\ntitle: Old Note\n---\n\nBody text\n", "b.md": "# B\n\nsee [[Old Note]]\n"})
     lines = _lines(root, "old.md")
-    target = engine.renames.prepare("old.md", lines, 1, 9)
+    target = engine.renames.prepare("old.md", NoteView(lines), 1, 9)
     assert (target.kind, target.placeholder) == ("title", "Old Note")
-    edited = _applied(engine.renames.rename("old.md", lines, 1, 9, "New Note", {}))
+    edited = _applied(engine.renames.rename("old.md", NoteView(lines), 1, 9, "New Note", {}))
     assert edited["old.md"][1] == "title: New Note"
     assert edited["b.md"][2] == "see [[New Note]]"
 
@@ -69,19 +70,19 @@ def test_rename_on_front_matter_title_renames_the_title(vault: Callable[..., tup
 def test_last_front_matter_key_is_no_setext_heading(vault: Callable[..., tuple[Engine, Path]]) -> None:
     engine, root = vault({"old.md": "---\ntitle: Old\ndate: 2024-01-01\n---\n\nBody text\n"})
     lines = _lines(root, "old.md")
-    assert engine.graph.target_at("old.md", lines, 2, 2) == Target("old.md")
+    assert engine.graph.target_at("old.md", NoteView(lines), 2, 2) == Target("old.md")
     with pytest.raises(Exception, match="title"):
-        engine.renames.prepare("old.md", lines, 2, 2)
+        engine.renames.prepare("old.md", NoteView(lines), 2, 2)
 
 
 def test_comment_in_a_code_fence_is_no_heading(vault: Callable[..., tuple[Engine, Path]]) -> None:
     text = "# Old\n\n```bash\n# install deps\nnpm ci\n```\n\n## Setup\n"
     engine, root = vault({"old.md": text, "b.md": "# B\n[[Old#install deps]]\n"})
     lines = _lines(root, "old.md")
-    assert engine.graph.target_at("old.md", lines, 3, 4) == Target("old.md")
-    assert engine.graph.target_at("old.md", lines, 7, 4) == Target("old.md", heading_line=7)
+    assert engine.graph.target_at("old.md", NoteView(lines), 3, 4) == Target("old.md")
+    assert engine.graph.target_at("old.md", NoteView(lines), 7, 4) == Target("old.md", heading_line=7)
     with pytest.raises(Exception, match="title"):
-        engine.renames.prepare("old.md", lines, 3, 4)
+        engine.renames.prepare("old.md", NoteView(lines), 3, 4)
 
 
 def test_move_leaves_a_notes_own_anchor_links_alone(vault: Callable[..., tuple[Engine, Path]]) -> None:
@@ -106,9 +107,11 @@ def test_an_open_note_reached_through_a_symlink_out_of_the_root_is_not_edited(
     outside.mkdir()
     (outside / "x.md").write_text("# X\n[[Old Title]]\n", encoding="utf-8")
     (root / "out").symlink_to(outside)
-    opened = engine.open_notes({root / "out" / "x.md": ["# X", "[[Old Title]]"], root / "b.md": ["# B", "[[Old Title]]"]})
+    opened = engine.open_notes({
+        root / "out" / "x.md": NoteView(["# X", "[[Old Title]]"]), root / "b.md": NoteView(["# B", "[[Old Title]]"]),
+    })
     assert list(opened) == ["b.md"]
-    plan = engine.renames.rename("old.md", ["# Old Title"], 0, 3, "New Title", opened)
+    plan = engine.renames.rename("old.md", NoteView(["# Old Title"]), 0, 3, "New Title", opened)
     assert sorted(n.path for n in plan.notes) == ["b.md", "old.md"]
     assert [b.reference.path for b in engine.graph.backlinks("old.md", opened)] == ["b.md"]
 
@@ -121,7 +124,7 @@ def test_a_heading_renamed_to_a_name_a_wiki_anchor_cannot_hold_is_linked_by_slug
         "old.md": "# Old\n\n## First part\n\ntext\n",
         "b.md": "# B\n\n[[old#First part]] [[Old#first-part]] [x](old.md#first-part)\n",
     })
-    edited = _applied(engine.renames.rename("old.md", _lines(root, "old.md"), 2, 4, new_name, {}))
+    edited = _applied(engine.renames.rename("old.md", NoteView(_lines(root, "old.md")), 2, 4, new_name, {}))
     assert edited["old.md"][2] == f"## {new_name}"
     assert edited["b.md"][2] == f"[[old#{anchor}]] [[Old#{anchor}]] [x](old.md#{anchor})"
 
@@ -135,9 +138,9 @@ def test_a_move_to_a_name_a_wiki_link_cannot_hold_links_by_title(vault: Callable
 def test_a_tag_whose_lowercase_is_longer_is_renamed_as_written(vault: Callable[..., tuple[Engine, Path]]) -> None:
     engine, root = vault({"old.md": "# Old\n\ntext #İstanbul #proj/sub\n", "b.md": "# B\n\n#proj here\n"})
     lines = _lines(root, "old.md")
-    edited = _applied(engine.renames.rename("old.md", lines, 2, 7, "city", {}))
+    edited = _applied(engine.renames.rename("old.md", NoteView(lines), 2, 7, "city", {}))
     assert edited["old.md"][2] == "text #city #proj/sub"
-    edited = _applied(engine.renames.rename("b.md", _lines(root, "b.md"), 2, 2, "work", {}))
+    edited = _applied(engine.renames.rename("b.md", NoteView(_lines(root, "b.md")), 2, 2, "work", {}))
     assert (edited["old.md"][2], edited["b.md"][2]) == ("text #İstanbul #work/sub", "#work here")
 
 

@@ -5,14 +5,14 @@ asks through `Daemon.in_root` and turns into diagnostics and code actions.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from kbls.config import DiagnosticsConfig
-from kbls.editing.linkcheck import LinkProblem, Problem, check_links, sentence_of
+from kbls.editing.linkcheck import MAX_CHECKED_LINKS, LinkProblem, Problem, check_links, sentence_of
 from kbls.editing.linkfixes import LinkRewrite, did_you_mean, heading_fixes, label_of, rewrite
 from kbls.editing.newnote import NewNote, new_note
 from kbls.engine import Engine
+from kbls.links.view import NoteView
 from kbls.retrieval.links import MAX_HEADING_READ_BYTES
 from kbls.retrieval.linksyntax import LinkRef, heading_text
 from kbls.retrieval.notelinks import NoteLinks
@@ -38,10 +38,11 @@ class LinkFixes:
     new_note: NewNote | None = None
 
 
-def report(engine: Engine, source: str, lines: list[str], refs: Sequence[LinkRef] | None = None) -> LinkReport:
-    """The problems of the links of the note at `source` (whose text is `lines`; `refs`: only those)."""
+def report(engine: Engine, source: str, view: NoteView) -> LinkReport:
+    """The problems of the links of the note at `source` (whose text is `view`)."""
     links = engine.links
-    return LinkReport(check_links(links.catalogue(), links.resolver, source, lines, refs), engine.config.diagnostics)
+    found = check_links(links.catalogue(), links.resolver, source, view.lines, view.links[:MAX_CHECKED_LINKS])
+    return LinkReport(found, engine.config.diagnostics)
 
 
 def fixes(links: NoteLinks, source: str, ref: LinkRef, lines: list[str], today: dt.date) -> LinkFixes:

@@ -19,15 +19,8 @@ from enum import Enum
 from pathlib import Path
 
 from kbls.indexing.linkforms import name_key
-from kbls.retrieval.links import (
-    MAX_HEADING_READ_BYTES,
-    Catalogue,
-    HeadingLines,
-    LinkResolver,
-    LinkTarget,
-    heading_line,
-    relative_target,
-)
+from kbls.links.headings import heading_line, heading_line_in
+from kbls.retrieval.links import Catalogue, HeadingLines, LinkResolver, LinkTarget, relative_target
 from kbls.retrieval.linksyntax import LinkKind, LinkRef, links_in
 from kbls.retrieval.notetexts import RequestResolver
 
@@ -68,25 +61,31 @@ class FolderResolver(RequestResolver):
 
     def inside(self, rel: str) -> Path | None:
         if rel not in self._inside:
-            self._inside[rel] = self._look(rel)
+            found = self._look(rel)
+            self._inside[rel] = Path(found) if found is not None else None
         return self._inside[rel]
 
-    def _look(self, rel: str) -> Path | None:
+    def exists(self, rel: str) -> bool:
+        return self._inside[rel] is not None if rel in self._inside else self._look(rel) is not None
+
+    def _look(self, rel: str) -> str | None:
         folder, name = posixpath.split(rel)
         if folder not in self._folders:
-            real = os.path.realpath(self.root / folder) if folder else str(self._real_root)
-            root = str(self._real_root)
+            real = os.path.realpath(os.path.join(self._root_text, folder)) if folder else self._real_text
+            root = self._real_text
             self._folders[folder] = real if real == root or real.startswith(root.rstrip(os.sep) + os.sep) else None
         real_folder = self._folders[folder]
         if real_folder is None or not name or name in (".", ".."):
-            return super().inside(rel)
+            found = super().inside(rel)
+            return str(found) if found is not None else None
         try:
             mode = os.lstat(os.path.join(real_folder, name)).st_mode
         except (OSError, ValueError):
             return None
         if stat.S_ISLNK(mode):
-            return super().inside(rel)
-        return Path(real_folder, name) if stat.S_ISREG(mode) else None
+            found = super().inside(rel)
+            return str(found) if found is not None else None
+        return os.path.join(real_folder, name) if stat.S_ISREG(mode) else None
 
 
 def check_links(
@@ -98,7 +97,14 @@ def check_links(
     seen: HeadingLines = {}
     out = []
     for ref in checked:
-        problem = _problem(catalogue, resolver, source, lines, ref, seen)
+        key = (source, ref.kind.value, ref.target, ref.heading)
+        if key in catalogue.link_problems:
+            kept = catalogue.link_problems[key]
+            problem = LinkProblem(ref, Problem(kept[0]), kept[1], kept[2]) if kept is not None else None
+        else:
+            problem, lasting = _problem(catalogue, resolver, source, lines, ref, seen)
+            if lasting:
+                catalogue.link_problems[key] = (problem.problem.value, problem.message, problem.notes) if problem else None
         if problem is not None:
             out.append(problem)
     return out
@@ -106,15 +112,26 @@ def check_links(
 
 def _problem(
     catalogue: Catalogue, resolver: LinkResolver, source: str, lines: list[str], ref: LinkRef, seen: HeadingLines
-) -> LinkProblem | None:
+) -> tuple[LinkProblem | None, bool]:
+    """The link's problem, and whether it lasts as long as the catalogue: true of a link to other
+    notes of the index or to no note by name, not of one into this note's own text nor of a
+    path to a file or folder the index does not hold."""
     if ref.kind == LinkKind.PATH and ref.target:
         rel = relative_target(source, ref.target)
         if rel is None:
-            return LinkProblem(ref, Problem.OUTSIDE_ROOT, f'"{ref.target}" leaves the workspace folder')
+            return LinkProblem(ref, Problem.OUTSIDE_ROOT, f'"{ref.target}" leaves the workspace folder'), True
     targets = resolver.resolve(catalogue, source, ref, lines, seen)
     if not targets:
-        return _missing(resolver, source, ref)
-    if ref.heading and _heading_missing(resolver, source, lines, targets[0], ref.heading, seen):
+        return _missing(resolver, source, ref), ref.kind == LinkKind.WIKI and bool(ref.target)
+    lasting = bool(ref.target) and all(t.path in catalogue.by_path and t.path != source for t in targets)
+    return _found_problem(catalogue, resolver, source, lines, ref, targets, seen), lasting
+
+
+def _found_problem(
+    catalogue: Catalogue, resolver: LinkResolver, source: str, lines: list[str], ref: LinkRef,
+    targets: list[LinkTarget], seen: HeadingLines,
+) -> LinkProblem | None:
+    if ref.heading and _heading_missing(catalogue, resolver, source, lines, targets[0], ref.heading, seen):
         name = targets[0].title or targets[0].path
         where = "this note" if targets[0].path == source else f'"{name}"'
         return LinkProblem(ref, Problem.MISSING_HEADING, f'{where} has no heading "{ref.heading}"', (targets[0].path,))
@@ -153,19 +170,31 @@ def _folder_inside(resolver: LinkResolver, rel: str) -> bool:
 
 
 def _heading_missing(
-    resolver: LinkResolver, source: str, lines: list[str], target: LinkTarget, heading: str, seen: HeadingLines
+    catalogue: Catalogue, resolver: LinkResolver, source: str, lines: list[str], target: LinkTarget, heading: str,
+    seen: HeadingLines,
 ) -> bool:
     """The resolver puts a heading it cannot find at line 0, where a note's own first heading
-    may be too: read the note's lines (kept by `resolve` in `seen`) again to tell."""
+    may be too: look at the note's headings (as `resolve` read them) again to tell."""
     if target.line:
         return False
     kept = seen.get(target.path)
-    text = lines if target.path == source else (kept[1] if kept else resolver.read_lines(target.path, MAX_HEADING_READ_BYTES))
-    return text is not None and bool(text) and heading_line(text, heading) is None
+    if target.path == source or kept:
+        text = lines if target.path == source else kept[1] if kept else []
+        return bool(text) and heading_line(text, heading) is None
+    found = resolver.headings_of(catalogue, target.path)
+    return found is not None and heading_line_in(found, heading) is None
 
 
 def _answering(catalogue: Catalogue, name: str, source: str) -> list[str]:
-    """The notes of the first kind of name that `name` finds any by, in `Catalogue.named`'s order."""
+    """The notes of the first kind of name that `name` finds any by, in `Catalogue.named`'s order
+    (kept in the catalogue per name and folder)."""
+    memo = (name, posixpath.dirname(source))
+    if memo not in catalogue.answering:
+        catalogue.answering[memo] = _first_named(catalogue, name, source)
+    return catalogue.answering[memo]
+
+
+def _first_named(catalogue: Catalogue, name: str, source: str) -> list[str]:
     key = name_key(name)
     groups = (
         catalogue.by_folder_path.get(key, []) if "/" in key else catalogue.by_file_name.get(key, []),

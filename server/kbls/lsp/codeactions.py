@@ -26,9 +26,11 @@ from kbls.editing import checks
 from kbls.editing.checks import LinkFixes
 from kbls.editing.linkcheck import Problem
 from kbls.engine import Engine
+from kbls.links.view import NoteView
 from kbls.lsp import mentions
 from kbls.lsp.uris import file_uri, open_document
-from kbls.retrieval.linksyntax import LinkRef, links_in
+from kbls.lsp.views import view_of
+from kbls.retrieval.linksyntax import LinkRef
 
 if TYPE_CHECKING:
     from kbls.lsp.server import KblsServer
@@ -54,7 +56,8 @@ async def code_action(ls: KblsServer, params: types.CodeActionParams) -> list[ty
         return None
     document, path = opened
     raw = list(document.lines)
-    lines = [line.rstrip("\r\n") for line in raw]
+    view = view_of(ls, document)
+    lines = view.lines
     actions: list[types.CodeAction] = []
     if _wanted(params, types.CodeActionKind.RefactorRewrite) and params.range.start.line < len(lines):
         # asked by a keystroke (not the lightbulb's every cursor move): also by meaning
@@ -64,7 +67,7 @@ async def code_action(ls: KblsServer, params: types.CodeActionParams) -> list[ty
         return actions
     fixed: list[types.CodeAction] = []
     today = dt.date.today()
-    for ref in links_under(document, raw, lines, params.range)[:MAX_FIXED_LINKS]:
+    for ref in links_under(document, raw, view, params.range)[:MAX_FIXED_LINKS]:
         try:
             found = await ls.call(ls.query_pool, ls.daemon.in_root, path, partial(_fixes, ref=ref, lines=lines, today=today))
         except JsonRpcException as exc:
@@ -84,16 +87,18 @@ def _wanted(params: types.CodeActionParams, kind: types.CodeActionKind) -> bool:
     return not only or any(kind.value == asked or kind.value.startswith(f"{asked}.") for asked in only)
 
 
-def links_under(document: TextDocument, raw: list[str], lines: list[str], where: types.Range) -> list[LinkRef]:
+def links_under(document: TextDocument, raw: list[str], view: NoteView, where: types.Range) -> list[LinkRef]:
     """The links the range touches (the one holding the cursor for an empty range)."""
+    lines = view.lines
     start = document.position_codec.position_from_client_units(raw, where.start) if where.start.line < len(raw) else None
     end = document.position_codec.position_from_client_units(raw, where.end) if where.end.line < len(raw) else None
     if start is None:
         return []
     last = end if end is not None else ServerTextPosition(len(raw) - 1, len(lines[-1]) if lines else 0)
     return [
-        ref for ref in links_in(lines[: last.line + 1])
-        if (ref.line, ref.end) >= (start.line, start.character) and (ref.line, ref.start) <= (last.line, last.character)
+        ref for ref in view.links
+        if (ref.line, ref.end) >= (start.line, start.character)
+        and (ref.line, ref.start) <= (last.line, last.character)
     ]
 
 

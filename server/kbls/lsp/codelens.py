@@ -17,6 +17,7 @@ from kbls.engine import Engine
 from kbls.errors import OutsideRootError
 from kbls.limits import RELATED_LIMIT
 from kbls.lsp import opennotes, uris
+from kbls.lsp.views import view_of
 from kbls.retrieval.linkedits import title_line
 
 if TYPE_CHECKING:
@@ -41,7 +42,7 @@ async def code_lens(ls: KblsServer, params: types.CodeLensParams) -> list[types.
     if opened is None:
         return None
     document, path = opened
-    lines = [line.rstrip("\r\n") for line in document.lines]
+    lines = view_of(ls, document).lines
     documents = opennotes.texts(ls)
 
     def ask(engine: Engine, rel: str) -> tuple[int, int, int]:

@@ -34,6 +34,7 @@ from kbls.engine import Engine
 from kbls.lsp import mentions, uris
 from kbls.lsp.featurestate import state_of
 from kbls.lsp.uris import client_uri, file_uri
+from kbls.lsp.views import Views, view_of
 
 if TYPE_CHECKING:
     from kbls.lsp.server import KblsServer
@@ -102,6 +103,7 @@ class Diagnostics:
         if found is None or current is None or current.version != version:
             return  # not a note of a root, or a newer version is on its way
         self.ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri, found, version))
+        state_of(self.ls, Views).warm_outline(current)
 
     def closed(self, uri: str) -> None:
         timer = self._timers.pop(uri, None)
@@ -169,9 +171,10 @@ async def diagnostics_of(ls: KblsServer, document: TextDocument) -> list[types.D
     if path is None:
         return None
     raw = list(document.lines)
-    lines = [line.rstrip("\r\n") for line in raw]
+    view = view_of(ls, document)
+    lines = view.lines
     try:
-        checked = await ls.call(ls.query_pool, ls.daemon.in_root, path, partial(checks.report, lines=lines))
+        checked = await ls.call(ls.query_pool, ls.daemon.in_root, path, partial(checks.report, view=view))
         found = to_diagnostics(checked.answer, checked.folder, document, raw)
         hint = _SEVERITIES.get(checked.answer.severities.unlinked_mention)
         if hint is not None:

@@ -29,11 +29,18 @@ def lsp_lines(text: str) -> tuple[str, ...]:
 
 class LspLinesDocument(TextDocument):
     """A pygls document whose `lines` (which every position conversion and incremental edit of
-    pygls reads) follow LSP's line ends."""
+    pygls reads) follow LSP's line ends, split once per text (a request reads them several times;
+    pygls gives each change a new `source` string)."""
+
+    _split: tuple[str, tuple[str, ...]] | None = None
 
     @property
     def lines(self) -> Sequence[str]:
-        return lsp_lines(self.source)
+        source = self.source
+        split = self._split
+        if split is None or split[0] is not source:
+            split = self._split = (source, lsp_lines(source))
+        return split[1]
 
 
 class LspLinesWorkspace(DocumentFactory):

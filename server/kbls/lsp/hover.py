@@ -26,8 +26,7 @@ from kbls.errors import OutsideRootError
 from kbls.lsp import convert
 from kbls.lsp.links import _server_position, target_uri
 from kbls.lsp.uris import client_uri, open_document
-from kbls.retrieval.links import is_heading
-from kbls.retrieval.linksyntax import link_at
+from kbls.lsp.views import view_of
 
 if TYPE_CHECKING:
     from kbls.lsp.server import KblsServer
@@ -55,10 +54,11 @@ async def hover(ls: KblsServer, params: types.HoverParams) -> types.Hover | None
         at = _server_position(document, raw, params.position)
         if at is None:
             return None
-        lines = [line.rstrip("\r\n") for line in raw]
-        if is_heading(lines, at.line):
+        view = view_of(ls, document)
+        lines = view.lines
+        if view.is_heading(at.line):
             return convert.hover(await _related(ls, path, at.line))
-        ref = link_at(lines, at.line, at.character)
+        ref = view.link_at(at.line, at.character)
         if ref is not None:
             resolved = await ls.call(ls.query_pool, ls.daemon.resolve_links, path, [ref], lines)
             targets = resolved.targets[0]

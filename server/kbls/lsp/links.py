@@ -24,14 +24,13 @@ from kbls.editing.tagsyntax import tag_typing
 from kbls.errors import OutsideRootError
 from kbls.lsp import tags
 from kbls.lsp.uris import file_uri, open_document
+from kbls.lsp.views import view_of
 from kbls.retrieval.links import LinkTarget
 from kbls.retrieval.linksyntax import (
     LinkKind,
     LinkRef,
     LinkTyping,
     context_around,
-    link_at,
-    links_in,
     opening_at,
     typing_at,
 )
@@ -175,9 +174,10 @@ async def definition(ls: KblsServer, params: types.DefinitionParams) -> list[typ
     if opened is None:
         return None
     document, path = opened
-    lines = [line.rstrip("\r\n") for line in document.lines]
+    view = view_of(ls, document)
+    lines = view.lines
     at = _server_position(document, list(document.lines), params.position)
-    ref = link_at(lines, at.line, at.character) if at is not None else None
+    ref = view.link_at(at.line, at.character) if at is not None else None
     if ref is None:
         return None
     answer = await _resolve(ls, path, [ref], lines)
@@ -198,8 +198,9 @@ async def document_link(ls: KblsServer, params: types.DocumentLinkParams) -> lis
         return None
     document, path = opened
     raw = list(document.lines)
-    lines = [line.rstrip("\r\n") for line in raw]
-    refs = links_in(lines)[:MAX_DOCUMENT_LINKS]
+    view = view_of(ls, document)
+    lines = view.lines
+    refs = view.links[:MAX_DOCUMENT_LINKS]
     if not refs:
         return []
     answer = await _resolve(ls, path, refs, lines)

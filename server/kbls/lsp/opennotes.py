@@ -11,7 +11,9 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 from pygls.workspace.position_codec import PositionCodec, ServerTextPosition, ServerTextRange
 
+from kbls.links.view import NoteView
 from kbls.lsp import uris
+from kbls.lsp.views import view_of
 from kbls.storage.records import Span
 
 if TYPE_CHECKING:
@@ -28,13 +30,13 @@ def note_uri(folder: Path, rel: str) -> str:
     return uris.file_uri(folder / rel)
 
 
-def texts(ls: KblsServer) -> dict[Path, list[str]]:
-    """Every open file document's lines (without their ends), by path (the URI it was opened by)."""
+def texts(ls: KblsServer) -> dict[Path, NoteView]:
+    """Every open file document's view (`kbls.lsp.views`), by path (the URI it was opened by)."""
     out = {}
     for document in list(ls.workspace.text_documents.values()):
         path = file_path(document.uri)
         if path is not None:
-            out[path] = [line.rstrip("\r\n") for line in document.lines]
+            out[path] = view_of(ls, document)
     return out
 
 
@@ -54,8 +56,8 @@ def encoding(ls: KblsServer) -> str:
     return str(chosen.value if isinstance(chosen, types.PositionEncodingKind) else chosen or "utf-16")
 
 
-def cursor(ls: KblsServer, uri: str, position: types.Position, feature: str) -> tuple[Path, list[str], int, int] | None:
-    """(path, lines, line, character in Python characters) of a position in an open document;
+def cursor(ls: KblsServer, uri: str, position: types.Position, feature: str) -> tuple[Path, NoteView, int, int] | None:
+    """(path, view, line, character in Python characters) of a position in an open document;
     None when the document is not open, not a file, or the position is past its last line."""
     opened = uris.open_document(ls.workspace, uri, feature)
     if opened is None:
@@ -64,10 +66,10 @@ def cursor(ls: KblsServer, uri: str, position: types.Position, feature: str) -> 
     raw = list(document.lines)
     if position.line >= len(raw):
         if position.line == len(raw) and position.character == 0:
-            return path, [line.rstrip("\r\n") for line in raw], position.line, 0
+            return path, view_of(ls, document), position.line, 0
         return None
     at = document.position_codec.position_from_client_units(raw, position)
-    return path, [line.rstrip("\r\n") for line in raw], at.line, at.character
+    return path, view_of(ls, document), at.line, at.character
 
 
 def span_range(span: Span, units: str) -> types.Range:

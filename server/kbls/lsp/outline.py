@@ -2,25 +2,24 @@
 over its section; the front matter with its keys) and `textDocument/foldingRange` (sections,
 code, front matter, lists, quotes, HTML comments), from `kbls.editing.outline`.
 
-A document is parsed once per version, on a thread of its own (markdown-it-py takes ~50 µs a
-line), and both requests of that version share the parse. A document the client has not opened
-gets no answer (None).
+A document is parsed once per version, on a thread of its own (markdown-it-py takes ~25 µs a
+line), kept with the version's view (`kbls.lsp.views`), and both requests of that version share
+the parse. A document the client has not opened gets no answer (None).
 """
 
 from __future__ import annotations
 
 import asyncio
-import threading
-from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
 from pygls.workspace import TextDocument
 from pygls.workspace.position_codec import ServerTextPosition, ServerTextRange
 
-from kbls.editing.outline import FoldKind, FrontMatter, Heading, Outline, outline
+from kbls.editing.outline import FoldKind, FrontMatter, Heading, Outline
 from kbls.lsp.featurestate import state_of
 from kbls.lsp.uris import open_text
+from kbls.lsp.views import Views
 
 if TYPE_CHECKING:
     from kbls.lsp.server import KblsServer
@@ -38,39 +37,11 @@ def register(server: KblsServer) -> None:
     server.feature(types.TEXT_DOCUMENT_FOLDING_RANGE)(folding_range)
 
 
-class Outlines:
-    """The parse of each open document's latest version asked for; dropped at didClose."""
-
-    def __init__(self, ls: KblsServer) -> None:
-        self._pool = ThreadPoolExecutor(1, thread_name_prefix="kbls-outline")
-        self._lock = threading.Lock()  # guards _parsed (the event loop and didClose use it)
-        self._parsed: dict[str, tuple[int | None, asyncio.Future[Outline]]] = {}
-
-    def of(self, document: TextDocument) -> asyncio.Future[Outline]:
-        with self._lock:
-            known = self._parsed.get(document.uri)
-            if known is not None and known[0] == document.version:
-                return known[1]
-            lines = [line.rstrip("\r\n") for line in document.lines]
-            future = asyncio.wrap_future(self._pool.submit(outline, lines))
-            self._parsed[document.uri] = (document.version, future)
-            return future
-
-    def forget(self, uri: str) -> None:
-        with self._lock:
-            self._parsed.pop(uri, None)
-
-
-def forget(ls: KblsServer, uri: str) -> None:
-    """The document was closed (`kbls.lsp.textsync`)."""
-    state_of(ls, Outlines).forget(uri)
-
-
 async def _outline(ls: KblsServer, uri: str, feature: str) -> tuple[TextDocument, Outline] | None:
     document = open_text(ls.workspace, uri, feature)
     if document is None:
         return None
-    return document, await asyncio.shield(state_of(ls, Outlines).of(document))
+    return document, await asyncio.shield(state_of(ls, Views).outline(document))
 
 
 async def document_symbol(

@@ -35,11 +35,11 @@ async def references(ls: KblsServer, params: types.ReferenceParams) -> list[type
     at = opennotes.cursor(ls, params.text_document.uri, params.position, "references")
     if at is None:
         return None
-    path, lines, line, character = at
+    path, view, line, character = at
     documents = opennotes.texts(ls)
 
     def ask(engine: Engine, rel: str) -> list[Reference]:
-        target = engine.graph.target_at(rel, lines, line, character)
+        target = engine.graph.target_at(rel, view, line, character)
         return engine.graph.references(target, engine.open_notes(documents)) if target is not None else []
 
     try:

@@ -41,10 +41,10 @@ async def prepare_rename(ls: KblsServer, params: types.PrepareRenameParams) -> t
     at = opennotes.cursor(ls, params.text_document.uri, params.position, "prepareRename")
     if at is None:
         return None
-    path, lines, line, character = at
+    path, view, line, character = at
 
     def ask(engine: Engine, rel: str) -> RenameTarget:
-        return engine.renames.prepare(rel, lines, line, character)
+        return engine.renames.prepare(rel, view, line, character)
 
     found = await ls.call(ls.query_pool, ls.daemon.in_root, path, ask)  # RenameError: said to the user
     units = opennotes.encoding(ls)
@@ -57,11 +57,11 @@ async def rename(ls: KblsServer, params: types.RenameParams) -> types.WorkspaceE
     at = opennotes.cursor(ls, params.text_document.uri, params.position, "rename")
     if at is None:
         return None
-    path, lines, line, character = at
+    path, view, line, character = at
     documents = opennotes.texts(ls)
 
     def ask(engine: Engine, rel: str) -> RenamePlan:
-        return engine.renames.rename(rel, lines, line, character, params.new_name, engine.open_notes(documents))
+        return engine.renames.rename(rel, view, line, character, params.new_name, engine.open_notes(documents))
 
     found = await ls.call(ls.query_pool, ls.daemon.in_root, path, ask)
     return workspace_edit(ls, found.folder, [found.answer])

@@ -1,7 +1,7 @@
 """`textDocument/didOpen`, `didChange` and `didClose`: pygls keeps the text of open documents
 (`LanguageServerProtocol` updates the workspace before these run); these tell the features that
-follow a document's text: diagnostics are published for it, its parsed outline is dropped, and
-the daemon embeds the open notes first.
+follow a document's text: diagnostics are published for it, its parsed view (and outline) is
+dropped, and the daemon embeds the open notes first.
 Registering them also makes the server advertise `openClose` sync. One module owns the three,
 as pygls takes one handler per method.
 """
@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from kbls.lsp import diagnostics, outline
+from kbls.lsp import diagnostics, views
 from kbls.lsp.uris import client_uri
 
 if TYPE_CHECKING:
@@ -36,7 +36,7 @@ def did_change(ls: KblsServer, params: types.DidChangeTextDocumentParams) -> Non
 
 def did_close(ls: KblsServer, params: types.DidCloseTextDocumentParams) -> None:
     diagnostics.document_closed(ls, params.text_document.uri)
-    outline.forget(ls, params.text_document.uri)
+    views.forget(ls, params.text_document.uri)
     _tell_daemon(ls, params.text_document.uri, opened=False)
 
 

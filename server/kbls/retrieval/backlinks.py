@@ -12,13 +12,14 @@ opens (its best match), as in definition and document links.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from kbls.indexing.linkforms import folder_keys, name_key, path_keys
-from kbls.indexing.parse import parse_note
-from kbls.retrieval.links import Catalogue, HeadingLines, Note, heading_line, is_heading
-from kbls.retrieval.linksyntax import LinkKind, LinkRef, heading_text, link_at
+from kbls.links.headings import heading_line
+from kbls.links.view import NoteView, NoteViews
+from kbls.retrieval.links import Catalogue, HeadingLines, Note
+from kbls.retrieval.linksyntax import LinkKind, LinkRef, heading_text
 from kbls.retrieval.notelinks import NoteLinks
 from kbls.retrieval.notetexts import NoteTexts, OpenNotes
 from kbls.storage.records import LinkSpan, SourcedLink, Span
@@ -85,25 +86,27 @@ class LinkGraph:
     def __init__(self, links: NoteLinks, store: Backend) -> None:
         self.links = links
         self.store = store
+        #: closed notes read again since they were indexed, parsed once per content.
+        self.views = NoteViews()
 
     def texts(self, open_notes: OpenNotes) -> NoteTexts:
-        return NoteTexts(self.store, self.links.resolver, open_notes)
+        return NoteTexts(self.store, self.links.resolver, open_notes, self.views)
 
     # -- what is under the cursor ------------------------------------------------------------
-    def target_at(self, path: str, lines: Sequence[str], line: int, character: int) -> Target | None:
-        """What references at (`line`, `character`) of the note at `path` (text `lines`) are of:
-        a tag, the note or heading a link names, a heading, else the note itself; None on a link
-        that leads nowhere."""
-        text = [row.rstrip("\r\n") for row in lines]
+    def target_at(self, path: str, view: NoteView, line: int, character: int) -> Target | None:
+        """What references at (`line`, `character`) of the note at `path` (its text `view`) are
+        of: a tag, the note or heading a link names, a heading, else the note itself; None on a
+        link that leads nowhere."""
+        text = view.lines
         if not 0 <= line < len(text):
             return Target(path)
-        for tag in parse_note(path, "\n".join(text)).spans.tags:
-            if tag.span.line == line and tag.span.start <= character <= tag.span.end:
-                return Target(None, tag=tag.tag)
-        ref = link_at(text, line, character)
+        tag = view.tag_at(path, line, character)
+        if tag is not None:
+            return Target(None, tag=tag.tag)
+        ref = view.link_at(line, character)
         if ref is not None:
             return self._link_target(path, ref, text)
-        if is_heading(text, line) and not self._is_title(path, text, line):
+        if view.is_heading(line) and not self._is_title(path, text, line):
             return Target(path, heading_line=line)
         return Target(path)
 

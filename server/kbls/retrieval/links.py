@@ -22,17 +22,16 @@ import os
 import posixpath
 import re
 from collections import Counter
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 
 from kbls.indexing.formats.documents import document_kind
 from kbls.indexing.linkforms import WIKI_NAME_STOPS, folder_keys, name_key, path_keys
-from kbls.indexing.parse import MAX_FRONTMATTER_LINES
 from kbls.indexing.text import decode_text, read_regular
+from kbls.links.headings import heading_line, heading_line_in, headings
 from kbls.notepath import note_stem
-from kbls.retrieval.linksyntax import FENCE, LinkKind, LinkRef, heading_slug, heading_text, link_label, links_in
+from kbls.retrieval.linksyntax import LinkKind, LinkRef, link_label, links_in
 from kbls.storage.records import NoteName
 
 #: a target note larger than this is not read to find a heading (the link opens at its top).
@@ -41,7 +40,6 @@ MAX_HEADING_READ_BYTES = 2 * 1024 * 1024
 STYLE_SAMPLE_FILES = 25
 STYLE_SAMPLE_BYTES = 64 * 1024
 
-_SETEXT = re.compile(r"^\s{0,3}(=+|-+)\s*$")
 _WORD_START = re.compile(r"(?<=[\s\-_/.])\w")
 #: what would end a wiki link's name, or either link's label, early (`kbls.indexing.linkforms`).
 _NOT_IN_WIKI_NAME = re.compile(f"[{WIKI_NAME_STOPS}]")
@@ -108,6 +106,18 @@ class Catalogue:
     #: `_entries[i]` is (note index, name kind index, score) of `_keys[i]`.
     _keys: list[str] = field(default_factory=list)
     _entries: list[tuple[int, int, float]] = field(default_factory=list)
+    #: what the resolver learnt while this catalogue was current (the notes a link's text names
+    #: from a folder; each note's headings, read once): a new catalogue is made whenever a note
+    #: is added, removed or re-indexed, so these never outlive the files they were read from.
+    link_notes: dict[tuple[str, str, str], list[Note] | None] = field(default_factory=dict, repr=False)
+    note_headings: dict[str, list[tuple[int, str]] | None] = field(default_factory=dict, repr=False)
+    anchor_lines: dict[tuple[str, str], int] = field(default_factory=dict, repr=False)
+    #: `kbls.editing.linkcheck`'s notes a wiki name finds by its first kind of name, by folder,
+    #: and the problems (kind, message, notes) of links by (source, kind, target, heading).
+    answering: dict[tuple[str, str], list[str]] = field(default_factory=dict, repr=False)
+    link_problems: dict[tuple[str, str, str, str | None], tuple[str, str, tuple[str, ...]] | None] = field(
+        default_factory=dict, repr=False
+    )
 
     @classmethod
     def of(cls, rows: list[NoteName], version: tuple[int, int, float] = (0, 0, 0.0)) -> Catalogue:
@@ -239,70 +249,6 @@ def wiki_insert(catalogue: Catalogue, note: Note, style: LinkStyle) -> str:
     return f"{name}]]"
 
 
-def heading_line(lines: list[str], heading: str) -> int | None:
-    """The 0-based line of the heading named `heading` (its text or its anchor, numbered as
-    GitHub numbers a repeated one: `notes`, `notes-1`): ATX (`## Text`) or setext (`Text` over
-    `===` or `---`), not in code nor in front matter."""
-    wanted, slug = heading.strip().lower(), heading_slug(heading)
-    anchors: Counter[str] = Counter()
-    for number, text in headings(lines):
-        base = heading_slug(text)
-        repeat = anchors[base]
-        anchors[base] += 1
-        if text.strip().lower() == wanted or (f"{base}-{repeat}" if repeat else base) == slug:
-            return number
-    return None
-
-
-def is_heading(lines: list[str], line: int) -> bool:
-    """The line is a heading's (ATX, or setext text over its underline), as `headings` reads them."""
-    for number, _ in headings(lines):
-        if number >= line:
-            return number == line
-    return False
-
-
-def headings(lines: list[str]) -> Iterator[tuple[int, str]]:
-    """Each heading's 0-based line and text, in order: ATX (`## Text`) or setext (`Text` over
-    `===` or `---`), not in a fenced code block nor in front matter (the one heading reader every
-    link feature uses)."""
-    fence: str | None = None
-    paragraph: int | None = None  # the line a setext underline would make a heading
-    for number in range(_front_matter_end(lines), len(lines)):
-        line = lines[number]
-        opened = FENCE.match(line)
-        if opened:
-            marker = opened.group(1)
-            if fence is None:
-                fence = marker[0] * len(marker)
-            elif marker.startswith(fence) and not line.strip()[len(marker) :].strip():
-                fence = None
-            paragraph = None
-            continue
-        if fence is not None:
-            continue
-        text = heading_text(line)
-        if text is not None:
-            yield number, text
-            paragraph = None
-            continue
-        if paragraph is not None and _SETEXT.match(line):
-            yield paragraph, lines[paragraph].strip()
-            paragraph = None
-            continue
-        # an indented line opens no paragraph (it is code) but may continue one
-        paragraph = number if line.strip() and (paragraph is not None or not line.startswith("    ")) else None
-
-
-def _front_matter_end(lines: list[str]) -> int:
-    """The first line after a leading `---` front matter block (0 when there is none), as the
-    indexer reads one (`kbls.indexing.parse`: closed within MAX_FRONTMATTER_LINES)."""
-    if not lines or lines[0].rstrip() != "---":
-        return 0
-    closing = range(1, min(len(lines), MAX_FRONTMATTER_LINES))
-    return next((n + 1 for n in closing if lines[n].rstrip() in ("---", "...")), 0)
-
-
 def relative_target(source: str, target: str) -> str | None:
     """A markdown link's path as a root-relative path; None when it leaves the root."""
     base = "" if target.startswith("/") else posixpath.dirname(source)
@@ -351,37 +297,64 @@ class LinkResolver:
     ) -> list[LinkTarget]:
         """Where `ref` (a link in the note at `source`) leads, best first; [] if nowhere. `seen`
         keeps the headings found across the links of one request (each note is read once)."""
-        notes: list[Note]
         seen = {} if seen is None else seen
         if not ref.target:  # [[#heading]], [x](#heading): this note, read from its text (maybe not saved yet)
             own = catalogue.by_path.get(source) or Note(0, source, "", (), "")
-            return [self._at_heading(own, ref.heading, source, source_lines, seen)]
+            return [self._at_heading(catalogue, own, ref.heading, source, source_lines, seen)]
+        notes = self._named_notes(catalogue, source, ref)
+        if notes is None:  # a path to no note
+            rel = relative_target(source, ref.target) or ""
+            if ref.heading or self.inside(rel) is None:
+                return []
+            return [LinkTarget(rel, 0, "")]  # a file of the root that is not a note (an image)
+        return [self._at_heading(catalogue, note, ref.heading, source, source_lines, seen) for note in notes]
+
+    def _named_notes(self, catalogue: Catalogue, source: str, ref: LinkRef) -> list[Note] | None:
+        """The notes of the root a link's text names from the folder of `source`, best first (a
+        file of each checked), kept in the catalogue; None for a path inside the root to no note."""
+        key = (ref.kind.value, ref.target, posixpath.dirname(source))
+        if key in catalogue.link_notes:
+            return catalogue.link_notes[key]
+        found: list[Note] | None
         if ref.kind == LinkKind.WIKI:
-            notes = catalogue.named(ref.target, source)
+            found = [note for note in catalogue.named(ref.target, source) if self.exists(note.path)]
         else:
             rel = relative_target(source, ref.target)
-            if rel is None:
-                return []
-            note = catalogue.by_path.get(rel) or catalogue.by_path.get(rel + ".md")
-            if note is None:
-                if ref.heading or self.inside(rel) is None:
-                    return []
-                return [LinkTarget(rel, 0, "")]  # a file of the root that is not a note (an image)
-            notes = [note]
-        return [
-            self._at_heading(note, ref.heading, source, source_lines, seen) for note in notes if self.inside(note.path)
-        ]
+            note = None if rel is None else catalogue.by_path.get(rel) or catalogue.by_path.get(rel + ".md")
+            if rel is not None and note is None:
+                return None  # not kept: whether it is a file of the root is asked each time
+            found = [note] if note is not None and self.exists(note.path) else []
+        catalogue.link_notes[key] = found
+        return found
+
+    def exists(self, rel: str) -> bool:
+        """`inside`, as a yes or no (a resolver made for one request answers it faster)."""
+        return self.inside(rel) is not None
+
+    def headings_of(self, catalogue: Catalogue, path: str) -> list[tuple[int, str]] | None:
+        """The headings of the note at `path` as the disk holds it, read once per catalogue; None
+        when it cannot be read."""
+        if path not in catalogue.note_headings:
+            lines = self.read_lines(path, MAX_HEADING_READ_BYTES)
+            catalogue.note_headings[path] = list(headings(lines)) if lines is not None else None
+        return catalogue.note_headings[path]
 
     def _at_heading(
-        self, note: Note, heading: str | None, source: str, source_lines: list[str], seen: HeadingLines
+        self, catalogue: Catalogue, note: Note, heading: str | None, source: str, source_lines: list[str],
+        seen: HeadingLines,
     ) -> LinkTarget:
         line = 0
         if heading:
-            if note.path not in seen:
-                lines = source_lines if note.path == source else self.read_lines(note.path, MAX_HEADING_READ_BYTES)
-                seen[note.path] = ({}, lines or [])
-            found, lines = seen[note.path]
-            if heading not in found:
-                found[heading] = heading_line(lines, heading) or 0
-            line = found[heading]
+            if note.path == source and note.path not in seen:
+                seen[note.path] = ({}, source_lines)
+            if note.path in seen:  # the text the request reads the note by (the editor's, maybe unsaved)
+                found, lines = seen[note.path]
+                if heading not in found:
+                    found[heading] = heading_line(lines, heading) or 0
+                line = found[heading]
+            else:
+                anchor = (note.path, heading)
+                if anchor not in catalogue.anchor_lines:
+                    catalogue.anchor_lines[anchor] = heading_line_in(self.headings_of(catalogue, note.path) or [], heading) or 0
+                line = catalogue.anchor_lines[anchor]
         return LinkTarget(note.path, line, note.title)

@@ -125,7 +125,8 @@ def _split_target(raw: str) -> tuple[str, str | None] | None:
     return path, (unquote(fragment) if fragment else None)
 
 
-def _line_links(number: int, line: str) -> list[LinkRef]:
+def line_links(number: int, line: str) -> list[LinkRef]:
+    """The links of one line (numbered `number`) that is not in a fence."""
     if len(line) > MAX_LINE_CHARS:
         return []
     text = _code_free(line)
@@ -150,7 +151,7 @@ def links_in(lines: list[str]) -> list[LinkRef]:
     out: list[LinkRef] = []
     for number, line in enumerate(lines):
         if number not in fenced:
-            out.extend(_line_links(number, line))
+            out.extend(line_links(number, line))
     return out
 
 
@@ -158,7 +159,7 @@ def link_at(lines: list[str], line: int, character: int) -> LinkRef | None:
     """The link whose text holds the position, if any."""
     if not 0 <= line < len(lines) or line in fenced_lines(lines[: line + 1]):
         return None
-    return next((ref for ref in _line_links(line, lines[line]) if ref.start <= character <= ref.end), None)
+    return next((ref for ref in line_links(line, lines[line]) if ref.start <= character <= ref.end), None)
 
 
 def typing_at(lines: list[str], line: int, character: int) -> LinkTyping | None:

@@ -1,10 +1,10 @@
 """The text of a note as it is now, with its links and tags where they are now.
 
 An edit must apply to the text the editor holds: a note open in the editor is taken from there
-(its unsaved changes included), any other from the disk, inside the root only. Its links and tags
-are the index's when the file is the one indexed (same content hash), else found again in the
-text by the indexer's own reader (`parse_note`), so a note saved a moment ago is never edited
-at stale positions.
+(its unsaved changes included, through the `NoteView` of its version), any other from the disk,
+inside the root only. Its links and tags are the index's when the file is the one indexed (same
+content hash), else found again in the text by the indexer's own reader (`NoteView.spans`, kept
+per content hash), so a note saved a moment ago is never edited at stale positions.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kbls.hashing import content_hash
-from kbls.indexing.parse import parse_note
 from kbls.indexing.text import decode_text, read_regular
+from kbls.links.view import NoteView, NoteViews
 from kbls.retrieval.links import Catalogue, HeadingLines, LinkResolver, LinkTarget
 from kbls.retrieval.linksyntax import LinkRef
 from kbls.storage.records import LinkSpan, SourcedLink, SourcedTag, TagSpan
@@ -26,8 +26,8 @@ from kbls.storage.roles import Backend
 #: a note larger than this is not read to be edited (the indexer's default max_file_bytes).
 MAX_EDIT_BYTES = 2 * 1024 * 1024
 
-#: root-relative path -> the lines of a note open in the editor.
-OpenNotes = Mapping[str, Sequence[str]]
+#: root-relative path -> the view of a note open in the editor.
+OpenNotes = Mapping[str, NoteView]
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,16 +85,17 @@ class NoteTexts:
     """Reads the notes of one root as they are now (`open` first, then the disk), each once:
     made for one request."""
 
-    def __init__(self, store: Backend, resolver: LinkResolver, open_notes: OpenNotes) -> None:
+    def __init__(self, store: Backend, resolver: LinkResolver, open_notes: OpenNotes, views: NoteViews) -> None:
         self.store = store
         self.resolver = RequestResolver(resolver)
         self.open_notes = open_notes
+        self.views = views
         self._read: dict[str, CurrentNote | None] = {}
 
     def lines(self, path: str) -> list[str]:
         """The lines of the note at `path` ([] when it cannot be read)."""
         if path in self.open_notes:
-            return list(self.open_notes[path])
+            return list(self.open_notes[path].lines)
         note = self._read.get(path)
         if note is not None:
             return note.lines
@@ -110,9 +111,9 @@ class NoteTexts:
             return self._read[path]
         made: CurrentNote | None
         if path in self.open_notes:
-            lines = list(self.open_notes[path])
-            spans = parse_note(path, "\n".join(lines)).spans
-            made = CurrentNote(path, lines, spans.links, spans.tags, True)
+            view = self.open_notes[path]
+            spans = view.spans(path)
+            made = CurrentNote(path, list(view.lines), spans.links, spans.tags, True)
         else:
             made = self._from_disk(path, tuple(indexed_links), tuple(indexed_tags), indexed_hash)
         self._read[path] = made
@@ -131,11 +132,12 @@ class NoteTexts:
         decoded = decode_text(data) if data is not None else None
         if data is None or decoded is None:
             return None
-        text = decoded.text.replace("\r\n", "\n").replace("\r", "\n")
-        if indexed_hash is None or content_hash(data) != indexed_hash:
-            spans = parse_note(path, text).spans
+        lines = decoded.text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+        found_hash = content_hash(data)
+        if indexed_hash is None or found_hash != indexed_hash:
+            spans = self.views.of(found_hash, lines).spans(path)
             links, tags = spans.links, spans.tags
-        return CurrentNote(path, text.split("\n"), links, tags, False)
+        return CurrentNote(path, lines, links, tags, False)
 
     def of_links(self, found: Sequence[SourcedLink]) -> list[CurrentNote]:
         """The notes now of the sources of `found` (stored links), with those links where

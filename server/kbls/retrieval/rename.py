@@ -17,8 +17,10 @@ from dataclasses import dataclass, field
 
 from kbls.errors import QueryError
 from kbls.indexing.linkforms import WIKI_NAME_STOPS, folder_keys, name_key, path_keys
-from kbls.indexing.parse import INLINE_TAG, parse_note
+from kbls.indexing.parse import INLINE_TAG
 from kbls.indexing.spans import span
+from kbls.links.headings import heading_line
+from kbls.links.view import NoteView
 from kbls.notepath import note_stem
 from kbls.retrieval.backlinks import LinkGraph, link_ref, note_keys
 from kbls.retrieval.linkedits import (
@@ -33,8 +35,8 @@ from kbls.retrieval.linkedits import (
     wiki_heading_edit,
     wiki_name_edit,
 )
-from kbls.retrieval.links import Catalogue, LinkResolver, LinkStyle, Note, WikiForm, heading_line
-from kbls.retrieval.linksyntax import heading_slug, heading_text, link_at
+from kbls.retrieval.links import Catalogue, LinkResolver, LinkStyle, Note, WikiForm
+from kbls.retrieval.linksyntax import heading_slug, heading_text
 from kbls.retrieval.notetexts import CurrentNote, NoteTexts, OpenNotes
 from kbls.storage.records import LinkSpan, SourcedLink, Span
 
@@ -83,17 +85,18 @@ class Renamer:
         self.links = graph.links
 
     # -- what is renamed -----------------------------------------------------------------------
-    def prepare(self, path: str, lines: list[str], line: int, character: int) -> RenameTarget:
-        """What a rename at (`line`, `character`) renames. :raises RenameError: nothing there."""
-        text = [row.rstrip("\r\n") for row in lines]
-        target = self.graph.target_at(path, text, line, character)
+    def prepare(self, path: str, view: NoteView, line: int, character: int) -> RenameTarget:
+        """What a rename at (`line`, `character`) of the note at `path` (its text `view`)
+        renames. :raises RenameError: nothing there."""
+        text = view.lines
+        target = self.graph.target_at(path, view, line, character)
         note = self.links.catalogue().by_path.get(target.path or "") if target is not None else None
-        where = _name_span(path, text, line, character)
+        where = _name_span(path, view, line, character)
         if target is not None and target.tag is not None:
             return RenameTarget("tag", None, where, target.tag, tag=target.tag)
         if target is None or note is None:
             raise RenameError("this link leads to no note: there is nothing to rename")
-        on_link = link_at(text, line, character) is not None
+        on_link = view.link_at(line, character) is not None
         if target.heading_line is not None:
             heading = self._heading(note.path, target.heading_line, text if note.path == path else None)
             return RenameTarget("heading", note.path, where, heading, heading_line=target.heading_line)
@@ -111,12 +114,12 @@ class Renamer:
         return found if found is not None else lines[line].strip()
 
     # -- renames -------------------------------------------------------------------------------
-    def rename(self, path: str, lines: list[str], line: int, character: int, new_name: str, open_notes: OpenNotes) -> RenamePlan:
-        target = self.prepare(path, lines, line, character)
+    def rename(self, path: str, view: NoteView, line: int, character: int, new_name: str, open_notes: OpenNotes) -> RenamePlan:
+        target = self.prepare(path, view, line, character)
         new_name = new_name.strip()
         if not new_name:
             raise RenameError("the new name is empty")
-        opened = {**open_notes, path: lines}
+        opened = {**open_notes, path: view}
         if target.kind == "tag" and target.tag is not None:
             return self.rename_tag(target.tag, new_name, opened)
         assert target.path is not None
@@ -294,13 +297,14 @@ class Renamer:
                 yield current, link
 
 
-def _name_span(path: str, text: list[str], line: int, character: int) -> Span:
+def _name_span(path: str, view: NoteView, line: int, character: int) -> Span:
     """The range a rename at the cursor shows: the tag, the link, or the heading's text there."""
-    for tag in parse_note(path, "\n".join(text)).spans.tags:
-        if tag.span.line == line and tag.span.start <= character <= tag.span.end:
-            return tag.span
+    tag = view.tag_at(path, line, character)
+    if tag is not None:
+        return tag.span
+    text = view.lines
     row = text[line] if 0 <= line < len(text) else ""
-    ref = link_at(text, line, character)
+    ref = view.link_at(line, character)
     if ref is not None:
         return span(row, line, ref.start, ref.end)
     edit = heading_text_edit(text, line, "\0") if row.strip() else None

@@ -1,0 +1,90 @@
+"""The parsed view of each open document's current version, shared by every notes feature.
+
+A request of any notes feature (diagnostics, document links, definition, hover, code actions,
+references, rename, code lens, the outline) reads an open document through `view_of`: the
+`NoteView` (`kbls.links.view`) of the document's text as pygls holds it now, made on first use
+after each change and kept until the next change or didClose, so a text is parsed once however
+many features ask. The outline (a CommonMark parse, ~25 µs a line) is kept beside it and made on
+a thread of its own, once per version: for a client that asks for outlines, as soon as the
+version's links are checked, so `documentSymbol` finds it made.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from pygls.workspace import TextDocument
+
+from kbls.editing.outline import Outline, outline
+from kbls.links.view import NoteView
+from kbls.lsp.featurestate import state_of
+
+if TYPE_CHECKING:
+    from kbls.lsp.server import KblsServer
+
+
+@dataclass(slots=True)
+class _Kept:
+    #: the text the view was made from (pygls makes a new string for each change).
+    source: str
+    view: NoteView
+    outline: asyncio.Future[Outline] | None = field(default=None)
+
+
+class Views:
+    """The view of each open document's latest text, by URI; dropped at didClose."""
+
+    def __init__(self, ls: KblsServer) -> None:
+        self._lock = threading.Lock()  # guards _kept: the event loop and the query threads read it
+        self._kept: dict[str, _Kept] = {}
+        self._outline_pool = ThreadPoolExecutor(1, thread_name_prefix="kbls-outline")
+        #: the client asked for an outline or folds (VS Code's client drops kbls's: none made for it).
+        self.outlines_asked = False
+
+    def _entry(self, document: TextDocument) -> _Kept:
+        source = document.source
+        with self._lock:
+            kept = self._kept.get(document.uri)
+            if kept is None or kept.source is not source:
+                previous = kept.view if kept is not None else None
+                kept = self._kept[document.uri] = _Kept(source, NoteView(document.lines, previous))
+            return kept
+
+    def view(self, document: TextDocument) -> NoteView:
+        return self._entry(document).view
+
+    def outline(self, document: TextDocument) -> asyncio.Future[Outline]:
+        """The outline of the document's text, parsed once (on the event loop's thread only)."""
+        self.outlines_asked = True
+        return self._outline(document)
+
+    def warm_outline(self, document: TextDocument) -> None:
+        """Parse the outline of a new version ahead of the client's request, if it ever asked for one
+        (after its links were checked: the two parses would share the cores)."""
+        if self.outlines_asked:
+            self._outline(document)
+
+    def _outline(self, document: TextDocument) -> asyncio.Future[Outline]:
+        kept = self._entry(document)
+        with self._lock:
+            if kept.outline is None:
+                kept.outline = asyncio.wrap_future(self._outline_pool.submit(outline, kept.view.lines))
+            return kept.outline
+
+    def forget(self, uri: str) -> None:
+        with self._lock:
+            self._kept.pop(uri, None)
+
+
+def view_of(ls: KblsServer, document: TextDocument) -> NoteView:
+    """The parsed view of `document`'s text now."""
+    return state_of(ls, Views).view(document)
+
+
+def forget(ls: KblsServer, uri: str) -> None:
+    """The document was closed (`kbls.lsp.textsync`)."""
+    state_of(ls, Views).forget(uri)
