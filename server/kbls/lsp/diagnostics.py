@@ -25,14 +25,14 @@ from pygls.exceptions import JsonRpcException
 from pygls.workspace import TextDocument
 from pygls.workspace.position_codec import ServerTextPosition, ServerTextRange
 
-from kbls.config import DiagnosticsConfig, Severity
 from kbls.daemon.answers import IndexState
 from kbls.editing import checks
 from kbls.editing.checks import LinkReport
 from kbls.editing.linkcheck import LinkProblem
 from kbls.engine import Engine
-from kbls.lsp import mentions, uris
+from kbls.lsp import mentions, uris, workspacediagnostics
 from kbls.lsp.featurestate import state_of
+from kbls.lsp.severities import SEVERITIES, SOURCE, severity_of
 from kbls.lsp.uris import client_uri, file_uri
 from kbls.lsp.views import Views, view_of
 
@@ -41,22 +41,16 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-SOURCE = "kbls"
 #: quiet time after the last keystroke before a note's links are checked again.
 DEBOUNCE_S = 0.25
-_SEVERITIES: dict[Severity, types.DiagnosticSeverity] = {
-    "error": types.DiagnosticSeverity.Error,
-    "warning": types.DiagnosticSeverity.Warning,
-    "information": types.DiagnosticSeverity.Information,
-    "hint": types.DiagnosticSeverity.Hint,
-}
 
 
 def register(server: KblsServer) -> None:
     server.feature(
         types.TEXT_DOCUMENT_DIAGNOSTIC,
-        types.DiagnosticOptions(identifier=SOURCE, inter_file_dependencies=True, workspace_diagnostics=False),
+        types.DiagnosticOptions(identifier=SOURCE, inter_file_dependencies=True, workspace_diagnostics=True),
     )(pull)
+    server.feature(types.WORKSPACE_DIAGNOSTIC)(workspacediagnostics.workspace_diagnostic)
 
 
 class Diagnostics:
@@ -176,7 +170,7 @@ async def diagnostics_of(ls: KblsServer, document: TextDocument) -> list[types.D
     try:
         checked = await ls.call(ls.query_pool, ls.daemon.in_root, path, partial(checks.report, view=view))
         found = to_diagnostics(checked.answer, checked.folder, document, raw)
-        hint = _SEVERITIES.get(checked.answer.severities.unlinked_mention)
+        hint = SEVERITIES.get(checked.answer.severities.unlinked_mention)
         if hint is not None:
 
             def ask(engine: Engine, rel: str) -> list[types.Diagnostic]:
@@ -208,11 +202,6 @@ def to_diagnostics(report: LinkReport, folder: Path, document: TextDocument, raw
             ] or None,
         ))
     return out
-
-
-def severity_of(config: DiagnosticsConfig, problem: LinkProblem) -> types.DiagnosticSeverity | None:
-    chosen: Severity = getattr(config, problem.problem.value)
-    return _SEVERITIES.get(chosen)
 
 
 def link_range(document: TextDocument, raw: list[str], problem: LinkProblem) -> types.Range:

@@ -56,6 +56,11 @@ class StoreSpans:
             ).fetchall()
         return sorted((_link(row) for row in rows), key=_link_order)
 
+    def every_link(self) -> list[SourcedLink]:
+        """Every stored link of the root, by source path and position (workspace diagnostics)."""
+        rows = self.db.conn.execute(f"SELECT {_LINK_COLUMNS} FROM link_spans s JOIN files f ON f.id = s.file_id").fetchall()
+        return sorted((_link(row) for row in rows), key=_link_order)
+
     def links_of(self, path: str) -> list[SourcedLink]:
         """Every link the note at `path` writes, in order."""
         rows = self.db.conn.execute(

@@ -36,6 +36,9 @@ class PgSpans:
             )
         return sorted((_link(r) for r in rows), key=_link_order)
 
+    def every_link(self) -> list[SourcedLink]:
+        return sorted((_link(r) for r in self.db.fetch(_LINKS, (self.root_id,))), key=_link_order)
+
     def links_of(self, path: str) -> list[SourcedLink]:
         rows = self.db.fetch(f"{_LINKS} AND f.path = %s ORDER BY s.line, s.start_cp", (self.root_id, path))
         return [_link(r) for r in rows]
