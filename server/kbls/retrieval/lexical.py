@@ -23,7 +23,7 @@ from itertools import accumulate
 
 from kbls.query.filters import Filters
 from kbls.query.syntax import content_terms, fts_match, number_forms, query_terms
-from kbls.query.tokens import camel_parts, is_cjk
+from kbls.query.tokens import is_cjk
 from kbls.retrieval.remembered import Remembered
 from kbls.storage.records import ChunkRow
 from kbls.storage.roles import Backend
@@ -329,9 +329,9 @@ class QueryWords:
 
 
 def _texts(row: ChunkRow) -> tuple[str, str, str, str, str]:
-    """A chunk's texts that its coverage is measured on, with the parts of its CamelCase
-    identifiers (the FTS `terms` column: `span` is found in `BatchSpanProcessor`)."""
-    return (row.path, row.title, row.breadcrumb, row.body, " ".join(camel_parts(f"{row.title}\n{row.breadcrumb}\n{row.body}")))
+    """A chunk's texts that its coverage is measured on, with the tokens the index made of them
+    (the FTS `terms` column: `span` is found in `BatchSpanProcessor`)."""
+    return (row.path, row.title, row.breadcrumb, row.body, row.terms)
 
 
 class LexicalRanker:

@@ -182,8 +182,9 @@ class StoreReads:
             return {}
         marks = ",".join("?" * len(chunk_rowids))
         rows = self.db.conn.execute(
-            f"SELECT c.id, f.path, c.start_line, c.end_line, c.breadcrumb, c.body, f.title, c.embedding_id, c.file_id "
-            f"FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id IN ({marks})",
+            f"SELECT c.id, f.path, c.start_line, c.end_line, c.breadcrumb, c.body, f.title, c.embedding_id, c.file_id, "
+            f"coalesce(t.terms, '') FROM chunks c JOIN files f ON f.id = c.file_id "
+            f"LEFT JOIN chunks_fts t ON t.rowid = c.id WHERE c.id IN ({marks})",
             chunk_rowids,
         ).fetchall()
         return {int(r[0]): ChunkRow(*r) for r in rows}

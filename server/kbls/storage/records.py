@@ -73,6 +73,8 @@ class ChunkRow(NamedTuple):
     title: str
     embedding_id: int
     file_id: int
+    #: the chunk's extra word-index tokens (the FTS `terms` column: CamelCase parts, CJK bigrams).
+    terms: str = ""
 
 
 @dataclass(frozen=True, slots=True)
