@@ -1,13 +1,12 @@
-"""Quality guard: `kbls eval` on the shared evaluation workspaces (../shared/eval beside the
-clone: a book, personal notes, a wiki-linked vault) must keep the retrieval quality reached,
-every mode must stay at or above the naive baseline's figure where it reached it, and off-topic
-queries must find nothing. (The fourth set, otel-docs, is not guarded yet: it was not measured
-through kbls when the guard was written, docs/adr/0003-ranking.md.)
+"""Quality guard: `kbls eval` on the four shared evaluation workspaces (../shared/eval beside the
+clone: a book, personal notes, technical docs with front matter and shortcodes, a wiki-linked
+vault) must keep the retrieval quality reached, every mode must stay at or above the naive
+baseline's figure where it reached it, and off-topic queries must find nothing.
 
 Deterministic with the bundled model. Each workspace is indexed once per session into a
 temporary store (module-scoped fixture: every test of a set reuses it) and evaluated once:
-about 20 s (Rust by Example, 750 chunks), 2 min (til, 4,400 chunks) and 40 s (pkm, 1,350
-chunks) on two idle cores, several times that on a loaded machine. Skipped, with the reason
+about 20 s (Rust by Example, 750 chunks), 2 min (til, 4,400 chunks), 3 min (otel-docs, 5,800
+chunks) and 40 s (pkm, 1,350 chunks) on two idle cores, several times that on a loaded machine. Skipped, with the reason
 printed, where the shared set is absent.
 """
 
@@ -26,15 +25,17 @@ from kbls.indexing.embed import Embedder
 
 REPO = Path(__file__).resolve().parents[2]
 EVAL_DIR = Path(os.environ.get("KBLS_EVAL_DIR", REPO.parent / "shared" / "eval"))
-SETS = ("rust-by-example", "til", "pkm")
-#: hybrid nDCG@10 (graded, as `kbls eval` reports it) reached on 2026-12-01, minus 0.01.
-HYBRID_FLOOR = {"rust-by-example": 0.889 - 0.01, "til": 0.899 - 0.01, "pkm": 0.772 - 0.01}
+SETS = ("rust-by-example", "til", "otel-docs", "pkm")
+#: hybrid nDCG@10 (graded, as `kbls eval` reports it) reached on 2026-12-02, minus 0.01.
+HYBRID_FLOOR = {"rust-by-example": 0.896 - 0.01, "til": 0.899 - 0.01, "otel-docs": 0.825 - 0.01, "pkm": 0.786 - 0.01}
 #: binary nDCG@10 of the naive baseline (../shared/eval/README.md) per mode, where kbls's same
 #: mode reached it: that mode must stay at or above it.
 BASELINE = {
     "rust-by-example": {"lexical": 0.780, "semantic": 0.776, "hybrid": 0.842},
     "til": {"lexical": 0.626, "semantic": 0.869, "hybrid": 0.759},
-    # hybrid 0.781 is under the baseline's 0.814 (not met): guarded from below, not against it
+    # hybrid (binary 0.817 / 0.794) is under the baseline's 0.827 / 0.814 on these two (not met):
+    # guarded from below by HYBRID_FLOOR, not against the baseline
+    "otel-docs": {"lexical": 0.722, "semantic": 0.660},
     "pkm": {"lexical": 0.683, "semantic": 0.742},
 }
 #: of the 20 off-topic queries, at least this many must find nothing in each workspace.
