@@ -120,7 +120,7 @@ class Engine:
         self.listing = Listing(self.store)
         #: references and backlinks (`textDocument/references`, `kb/backlinks`, code lens) and
         #: renames (`textDocument/rename`, `workspace/willRenameFiles`).
-        self.graph = LinkGraph(self.links, self.store)
+        self.graph = LinkGraph(self.links, self.store, config.max_file_bytes)
         self.renames = Renamer(self.graph)
 
     @property

@@ -157,3 +157,16 @@ def test_a_link_to_a_folder_of_the_root_is_no_problem(tmp_path: Path) -> None:
     lines = ["[all projects](projects/) [sub](<projects/sub dir/>)", "[away](away/) [up](../outside/)"]
     found = check_links(catalogue, LinkResolver(root), "a.md", lines)
     assert [(p.ref.line, p.problem) for p in found] == [(1, Problem.OUTSIDE_ROOT), (1, Problem.OUTSIDE_ROOT)]
+
+
+def test_a_link_to_the_root_itself_is_no_problem(tmp_path: Path) -> None:
+    root = tmp_path / "my notes #1 é"
+    (root / "sub dir").mkdir(parents=True)
+    for rel in ("a.md", "sub dir/b.md"):
+        (root / rel).write_text("# N\n", encoding="utf-8")
+    catalogue = Catalogue.of([NoteName(1, "a.md", "A", ()), NoteName(2, "sub dir/b.md", "B", ())])
+    resolver = LinkResolver(root)
+    assert check_links(catalogue, resolver, "a.md", ["[root](./) [also](/) [here](.)"]) == []
+    assert check_links(catalogue, resolver, "sub dir/b.md", ["[root](../) [own folder](./)"]) == []
+    found = check_links(catalogue, resolver, "sub dir/b.md", ["[out](../../)"])
+    assert [p.problem for p in found] == [Problem.OUTSIDE_ROOT]

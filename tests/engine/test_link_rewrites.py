@@ -170,3 +170,21 @@ def test_did_you_mean_is_scored_once_per_link_until_the_notes_change(
     engine.index()
     later = checks.fixes(engine.links, "j.md", ref, lines, dt.date(2026, 12, 1))
     assert len(asked) == 2 and "sourdough bread 2.md" in [r.path for r in later.rewrites]
+
+
+def test_a_note_grown_past_max_file_bytes_is_not_read_to_be_edited(tmp_path: Path, embedder: Embedder) -> None:
+    root = tmp_path / "big notes %"
+    write(root, "old.md", "# Old Title\n")
+    write(root, "b [1].md", "# B\n\nSee [[Old Title]].\n")
+    write(root, ".kbls.yaml", "max_file_bytes: 400\n")
+    engine = Engine(root, store_dir=tmp_path / "store", embedder=embedder)
+    try:
+        engine.index()
+        assert [n.path for n in engine.renames.rename_title("old.md", "New", {}).notes] == ["b [1].md", "old.md"]
+        # grown past the root's limit since it was indexed (the index still has its link): the
+        # indexer would skip it, so a rename does not read it either
+        with (root / "b [1].md").open("a", encoding="utf-8") as grown:
+            grown.write("words " * 100)
+        assert [n.path for n in engine.renames.rename_title("old.md", "New", {}).notes] == ["old.md"]
+    finally:
+        engine.close()

@@ -52,7 +52,7 @@ class LspSession:
     it relays to the per-user daemon of the child's environment (tests/userdaemon).
     `text_document`, `workspace_edit` and `file_operations` are those client capabilities (None:
     not declared); `diagnostic_refresh`: the client takes `workspace/diagnostic/refresh` (counted
-    in `refreshes`).
+    in `refreshes`); `lens_refresh`: it takes `workspace/codeLens/refresh` (in `lens_refreshes`).
     """
 
     def __init__(
@@ -72,12 +72,14 @@ class LspSession:
         workspace_edit: types.WorkspaceEditClientCapabilities | None = None,
         file_operations: types.FileOperationClientCapabilities | None = None,
         diagnostic_refresh: bool = False,
+        lens_refresh: bool = False,
         settings: Mapping[str, Any] | None = None,
     ) -> None:
         self.folders = folders
         self.settings = settings
         self.registrations: list[types.Registration] = []
         self.refreshes = 0
+        self.lens_refreshes = 0
         self.log_file = tmp / f"{name}-{time.monotonic_ns()}.log"
         self.notifications: list[tuple[str, Any]] = []
         self.progress: list[tuple[str, dict[str, Any]]] = []
@@ -104,6 +106,7 @@ class LspSession:
                 file_operations=file_operations,
                 diagnostics=types.DiagnosticWorkspaceClientCapabilities(refresh_support=True)
                 if diagnostic_refresh else None,
+                code_lens=types.CodeLensWorkspaceClientCapabilities(refresh_support=True) if lens_refresh else None,
                 configuration=settings is not None,
             ),
             text_document=text_document,
@@ -146,6 +149,13 @@ class LspSession:
                 self.refreshes += 1
 
         self.client.feature(types.WORKSPACE_DIAGNOSTIC_REFRESH)(diagnostics_refreshed)
+
+        def lenses_refreshed(params: None) -> None:
+            with self._lock:
+                self.lens_refreshes += 1
+
+        self.client.feature(types.WORKSPACE_CODE_LENS_REFRESH)(lenses_refreshed)
+
         def configuration(params: types.ConfigurationParams) -> list[Any]:
             answers = []
             for item in params.items:

@@ -84,7 +84,7 @@ def _planned(
 ) -> NewNote | None:
     if ref.kind == LinkKind.PATH:
         rel = relative_target(source, ref.target)
-        if rel is None or not ref.target:
+        if rel is None or rel == "." or not ref.target:
             return None
         if not posixpath.splitext(rel)[1]:
             rel += ".md"

@@ -3,7 +3,9 @@ matter `title:` or the H1; else the first line), "12 backlinks · 5 related", wh
 `kbls.showBacklinks` with the note's URI, is the client's backlinks picker (the VS Code extension
 and the Neovim plugin register it). Backlinks are the other notes linking here
 (`LinkGraph.count`), related the notes `kb/related` lists for the whole note. Thin over the
-engine through `Daemon.in_root`; no lens for a note outside every root or not open.
+engine through `Daemon.in_root`; no lens for a note outside every root or not open. Each time
+indexing settles (a note linking here may have been saved, moved or deleted elsewhere) a client
+that takes `workspace/codeLens/refresh` is told to ask again; others ask on open and edit.
 """
 
 from __future__ import annotations
@@ -13,10 +15,12 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
+from kbls.daemon.answers import IndexState
 from kbls.engine import Engine
 from kbls.errors import OutsideRootError
 from kbls.limits import RELATED_LIMIT
 from kbls.lsp import opennotes, uris
+from kbls.lsp.featurestate import state_of
 from kbls.lsp.views import view_of
 from kbls.retrieval.linkedits import title_line
 
@@ -29,6 +33,31 @@ SHOW_BACKLINKS = "kbls.showBacklinks"
 
 def register(server: KblsServer) -> None:
     server.feature(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=False))(code_lens)
+
+
+class Lenses:
+    """What the lenses of one client last saw of the index."""
+
+    def __init__(self, ls: KblsServer) -> None:
+        self.ls = ls
+        self._last_state: str | None = None
+
+    def index_changed(self, state: IndexState) -> None:
+        settled = state.state == "ready" and state.pending == 0 and self._last_state not in (None, "ready")
+        self._last_state = state.state
+        if settled and _takes_refresh(self.ls):
+            self.ls.workspace_code_lens_refresh(None)
+
+
+def _takes_refresh(ls: KblsServer) -> bool:
+    workspace = ls.client_capabilities.workspace
+    lens = workspace.code_lens if workspace is not None else None
+    return bool(lens is not None and lens.refresh_support)
+
+
+def index_changed(ls: KblsServer, state: IndexState) -> None:
+    """On the event loop, for every `kb/indexStatus` the server sends (`kbls.lsp.diagnostics`)."""
+    state_of(ls, Lenses).index_changed(state)
 
 
 def lens_title(backlinks: int, related: int) -> str:

@@ -30,7 +30,7 @@ from kbls.editing import checks
 from kbls.editing.checks import LinkReport
 from kbls.editing.linkcheck import LinkProblem
 from kbls.engine import Engine
-from kbls.lsp import mentions, uris, workspacediagnostics
+from kbls.lsp import codelens, mentions, uris, workspacediagnostics
 from kbls.lsp.featurestate import state_of
 from kbls.lsp.severities import SEVERITIES, SOURCE, severity_of
 from kbls.lsp.uris import client_uri, file_uri
@@ -140,8 +140,10 @@ def document_closed(ls: KblsServer, uri: str) -> None:
 
 
 def index_changed(ls: KblsServer, state: IndexState) -> None:
-    """On the event loop, for every `kb/indexStatus` the server sends."""
+    """On the event loop, for every `kb/indexStatus` the server sends: the link problems, and the
+    backlink counts of the code lenses, follow the index."""
     state_of(ls, Diagnostics).index_changed(state)
+    codelens.index_changed(ls, state)
 
 
 async def pull(ls: KblsServer, params: types.DocumentDiagnosticParams) -> types.RelatedFullDocumentDiagnosticReport:

@@ -6,7 +6,8 @@ Thin handlers over `Engine.renames` (`kbls.retrieval.rename`), reached through `
 The answer is one `WorkspaceEdit`: per note a `TextDocumentEdit` carrying the version of an
 open note (its edits were computed on the editor's text, unsaved changes included), or plain
 `changes` for a client without `documentChanges`. Only notes of the root holding the renamed
-note are edited; a move into another root, or out of every root, edits nothing.
+note are edited; a move into another root, or out of every root, edits nothing; moves in several
+roots at once (a multi-root workspace) get each root's edits in the one answer.
 """
 
 from __future__ import annotations
@@ -64,15 +65,15 @@ async def rename(ls: KblsServer, params: types.RenameParams) -> types.WorkspaceE
         return engine.renames.rename(rel, view, line, character, params.new_name, engine.open_notes(documents))
 
     found = await ls.call(ls.query_pool, ls.daemon.in_root, path, ask)
-    return workspace_edit(ls, found.folder, [found.answer])
+    return workspace_edit(ls, [(found.folder, found.answer)])
 
 
 async def will_rename_files(ls: KblsServer, params: types.RenameFilesParams) -> types.WorkspaceEdit | None:
     pairs = [(opennotes.file_path(f.old_uri), opennotes.file_path(f.new_uri)) for f in params.files]
     moves = [(old, new) for old, new in pairs if old is not None and new is not None]
     documents = opennotes.texts(ls)
-    plans: list[RenamePlan] = []
-    folder: Path | None = None
+    plans: list[tuple[Path, RenamePlan]] = []
+    roots: set[str] = set()
     done: set[Path] = set()
     for old, _ in moves:
         if old in done:
@@ -89,10 +90,10 @@ async def will_rename_files(ls: KblsServer, params: types.RenameFilesParams) -> 
             continue
         handled, plan = found.answer
         done.update(handled or [old])
-        if folder is None or folder == found.folder:  # one root per edit: its folder makes the URIs
-            folder = found.folder
-            plans.append(plan)
-    return workspace_edit(ls, folder, plans) if folder is not None else None
+        if found.root_uri not in roots:  # each root's plan once, its folder making its URIs
+            roots.add(found.root_uri)
+            plans.append((found.folder, plan))
+    return workspace_edit(ls, plans)
 
 
 def _inside(engine: Engine, moves: list[tuple[Path, Path]]) -> list[tuple[Path, tuple[str, str]]]:
@@ -106,8 +107,9 @@ def _inside(engine: Engine, moves: list[tuple[Path, Path]]) -> list[tuple[Path, 
     return out
 
 
-def workspace_edit(ls: KblsServer, folder: Path, plans: list[RenamePlan]) -> types.WorkspaceEdit | None:
-    """The plans as one edit; None when nothing changes."""
+def workspace_edit(ls: KblsServer, plans: list[tuple[Path, RenamePlan]]) -> types.WorkspaceEdit | None:
+    """The plans (each with the folder of its root, as the client named it) as one edit; None when
+    nothing changes."""
     units = opennotes.encoding(ls)
     versions = opennotes.versions(ls)
     capabilities = ls.client_capabilities.workspace
@@ -115,7 +117,7 @@ def workspace_edit(ls: KblsServer, folder: Path, plans: list[RenamePlan]) -> typ
     versioned = bool(edit_caps is not None and edit_caps.document_changes)
     changes: dict[str, list[types.TextEdit]] = {}
     documents: list[types.TextDocumentEdit | types.CreateFile | types.RenameFile | types.DeleteFile] = []
-    for plan in plans:
+    for folder, plan in plans:
         for note in plan.notes:
             uri = opennotes.note_uri(folder, note.path)
             edits = [

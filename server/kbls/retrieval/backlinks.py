@@ -83,14 +83,15 @@ def note_keys(note: Note) -> set[str]:
 class LinkGraph:
     """References, backlinks and their counts for one root (`Engine.graph`)."""
 
-    def __init__(self, links: NoteLinks, store: Backend) -> None:
+    def __init__(self, links: NoteLinks, store: Backend, max_file_bytes: int) -> None:
         self.links = links
         self.store = store
+        self.max_file_bytes = max_file_bytes
         #: closed notes read again since they were indexed, parsed once per content.
         self.views = NoteViews()
 
     def texts(self, open_notes: OpenNotes) -> NoteTexts:
-        return NoteTexts(self.store, self.links.resolver, open_notes, self.views)
+        return NoteTexts(self.store, self.links.resolver, open_notes, self.views, self.max_file_bytes)
 
     # -- what is under the cursor ------------------------------------------------------------
     def target_at(self, path: str, view: NoteView, line: int, character: int) -> Target | None:

@@ -250,12 +250,13 @@ def wiki_insert(catalogue: Catalogue, note: Note, style: LinkStyle) -> str:
 
 
 def relative_target(source: str, target: str) -> str | None:
-    """A markdown link's path as a root-relative path; None when it leaves the root."""
+    """A markdown link's path as a root-relative path ("." for the root itself); None when it
+    leaves the root."""
     base = "" if target.startswith("/") else posixpath.dirname(source)
     joined = posixpath.normpath(posixpath.join(base, target.lstrip("/")))
-    if joined in ("..", ".") or joined.startswith("../"):
+    if joined == ".." or joined.startswith("../"):
         return None
-    return joined
+    return joined  # "." is the root's own folder (`[root](./)`)
 
 
 #: per note path: the lines of each heading looked up so far, and the note's lines.

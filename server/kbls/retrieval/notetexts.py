@@ -23,9 +23,6 @@ from kbls.retrieval.linksyntax import LinkRef
 from kbls.storage.records import LinkSpan, SourcedLink, SourcedTag, TagSpan
 from kbls.storage.roles import Backend
 
-#: a note larger than this is not read to be edited (the indexer's default max_file_bytes).
-MAX_EDIT_BYTES = 2 * 1024 * 1024
-
 #: root-relative path -> the view of a note open in the editor.
 OpenNotes = Mapping[str, NoteView]
 
@@ -85,8 +82,12 @@ class NoteTexts:
     """Reads the notes of one root as they are now (`open` first, then the disk), each once:
     made for one request."""
 
-    def __init__(self, store: Backend, resolver: LinkResolver, open_notes: OpenNotes, views: NoteViews) -> None:
+    def __init__(
+        self, store: Backend, resolver: LinkResolver, open_notes: OpenNotes, views: NoteViews, max_bytes: int
+    ) -> None:
         self.store = store
+        #: a note larger than this is not read to be edited (the root's `max_file_bytes`: it is not indexed either).
+        self.max_bytes = max_bytes
         self.resolver = RequestResolver(resolver)
         self.open_notes = open_notes
         self.views = views
@@ -99,7 +100,7 @@ class NoteTexts:
         note = self._read.get(path)
         if note is not None:
             return note.lines
-        return self.resolver.read_lines(path, MAX_EDIT_BYTES) or []
+        return self.resolver.read_lines(path, self.max_bytes) or []
 
     def current(
         self, path: str, indexed_links: Iterable[LinkSpan] = (), indexed_tags: Iterable[TagSpan] = (),
@@ -126,9 +127,11 @@ class NoteTexts:
         if found is None:
             return None
         try:
-            data = read_regular(found, MAX_EDIT_BYTES)  # a FIFO swapped in must not block
+            data = read_regular(found, self.max_bytes + 1)  # a FIFO swapped in must not block
         except OSError:
             return None
+        if data is not None and len(data) > self.max_bytes:
+            return None  # not cut short and edited: the indexer skips such a note too
         decoded = decode_text(data) if data is not None else None
         if data is None or decoded is None:
             return None
