@@ -486,7 +486,7 @@ test("KB commands in a real VS Code (code-server + Chromium)", { skip: skipReaso
       await screenshot("expand-timeout");
       throw new Error(`${e.message}; rows: ${JSON.stringify(await quickPickRows(page))}`);
     });
-    t.diagnostic(`expanded rows: ${JSON.stringify(expanded)}`);
+    t.diagnostic(`expanded rows: ${JSON.stringify(expanded)}; title: ${await shownPicker(page, /KB: Search/)}`);
     assert.ok(/Git undo recipes/.test(expanded[0]) && /§ Undo /.test(expanded[1]), JSON.stringify(expanded));
     await screenshotAround(page, ".quick-input-widget", docsImage(session.out, "vscode-search.png"), 12);
     // Enter on the focused section (the first listed): the note opens at its heading, nothing selected.

@@ -12,8 +12,10 @@ import {
   SearchController,
   searchTitle,
   lacksSectionSnippets,
+  sameRow,
   sectionRows,
   shouldRefresh,
+  stillExpanded,
   withSectionSnippets,
   type HitItem,
   type PickRow,
@@ -160,17 +162,21 @@ export function showSearchPicker(sender: () => Promise<kb.RequestSender | undefi
       const result = await ask(query, source.token, true);
       if (source.token.isCancellationRequested || controller.shownQuery !== query) return;
       shown = withSectionSnippets(shown, result.hits);
-      const active = qp.activeItems[0];
-      const items = rows();
-      qp.items = items;
-      const same = active && items.find((i) => i.label === active.label && i.hit?.uri === active.hit?.uri && i.range?.start.line === active.range?.start.line);
-      if (same) qp.activeItems = [same];
+      showRows(qp.activeItems[0]);
     } catch {
       // the rows stay listed without their snippets
     } finally {
       if (filling === source) stopFilling();
     }
   };
+  /** The rows again, the cursor kept on the row it was on when that row is still there. */
+  const showRows = (active: Item | undefined): void => {
+    const items = rows();
+    qp.items = items;
+    const same = sameRow(items, active);
+    if (same) qp.activeItems = [same];
+  };
+  let answered: string | undefined;
   const expand = (key: string): void => {
     expanded.add(key);
     const items = rows();
@@ -189,11 +195,21 @@ export function showSearchPicker(sender: () => Promise<kb.RequestSender | undefi
       lastIndexState = result.index?.state;
       qp.title = searchTitle(lastIndexState);
       shown = result.hits;
+      // The same query answered again (the index became ready): what was expanded stays so and
+      // the cursor stays on its row. A new query starts folded, on its first row.
+      const again = query === answered;
+      answered = query;
+      const kept = again ? stillExpanded(expanded, shown) : new Set<string>();
       expanded.clear();
-      qp.items = shown.length > 0 ? rows() : [placeholderItem(emptyMessage(query, lastIndexState))];
+      for (const key of kept) expanded.add(key);
+      if (shown.length === 0) qp.items = [placeholderItem(emptyMessage(query, lastIndexState))];
+      else if (again) showRows(qp.activeItems[0]);
+      else qp.items = rows();
+      for (const key of kept) void fillSectionSnippets(key);
     },
     onCleared() {
       stopFilling();
+      answered = undefined;
       shown = [];
       qp.items = [placeholderItem(emptyMessage(""))];
     },

@@ -151,6 +151,20 @@ export function groupedRows(hits: readonly Hit[], expanded: ReadonlySet<string>,
   return rows;
 }
 
+/**
+ * The notes of `expanded` that a new answer to the same query (asked again once the index is
+ * ready) still holds with other sections: they stay expanded, as the user left them.
+ */
+export function stillExpanded(expanded: ReadonlySet<string>, hits: readonly Hit[]): Set<string> {
+  return new Set(hits.filter((h) => h.more > 0 && expanded.has(noteKey(h))).map(noteKey));
+}
+
+/** The row of `rows` that stands where `row` stood (the same label, note and start line), if any. */
+export function sameRow<T extends { label: string; hit?: Hit; range?: Range }>(rows: readonly T[], row: T | undefined): T | undefined {
+  if (!row) return undefined;
+  return rows.find((r) => r.label === row.label && r.hit?.uri === row.hit?.uri && r.range?.start.line === row.range?.start.line);
+}
+
 /** True when a grouped hit lists sections the answer sent without their snippets. */
 export function lacksSectionSnippets(hit: Hit): boolean {
   return (hit.sections ?? []).some((s) => !s.snippet);

@@ -3,7 +3,7 @@ const test = require("node:test");
 const assert = require("node:assert/strict");
 const {
   hitToItem, hitsToItems, oneLine, sectionOf, cursorForRange, groupedRows, sectionRows, emptyMessage, searchTitle, normalizeQuery,
-  shouldRefresh, SearchController, lacksSectionSnippets, withSectionSnippets,
+  shouldRefresh, SearchController, lacksSectionSnippets, withSectionSnippets, stillExpanded, sameRow,
 } = require("../../out/searchPicker.js");
 const { isCancellation } = require("../../out/protocol.js");
 const { fakeTimers, requestsByHand, tick } = require("../helpers/byHand.js");
@@ -138,6 +138,19 @@ test("withSectionSnippets: the sections of an answer sent without snippets take 
   assert.equal(rows[1].detail, "About slices.");
   assert.equal(groupedRows(shown, new Set([shown[0].uri]))[1].detail, "", "listed at once, without a snippet until it comes");
   assert.deepEqual(withSectionSnippets(shown, [])[0].sections.map((s) => s.snippet), ["", ""], "a failed answer leaves them empty");
+});
+
+test("stillExpanded and sameRow: the same query answered again keeps what was expanded and the row the cursor was on", () => {
+  const expanded = new Set([grouped[0].uri, "file:///notes/gone.md"]);
+  assert.deepEqual([...stillExpanded(expanded, grouped)], [grouped[0].uri], "a note the new answer lacks is dropped");
+  assert.deepEqual([...stillExpanded(expanded, [{ ...grouped[0], more: 0, sections: [] }])], [], "nor one without other sections now");
+  const before = groupedRows(grouped, new Set([grouped[0].uri]));
+  const after = groupedRows([grouped[0], hit({ uri: "file:///notes/c.md", path: "c.md", title: "C" }), grouped[1]], new Set([grouped[0].uri]));
+  assert.equal(sameRow(after, before[2]), after[2], "the second listed section, still there");
+  assert.equal(sameRow(after, before[3]).label, "B", "the note B, now one row lower");
+  assert.equal(after.indexOf(sameRow(after, before[3])), 4);
+  assert.equal(sameRow(after, { ...before[1], range: section(99, "X", 0).range }), undefined);
+  assert.equal(sameRow(after, undefined), undefined);
 });
 
 test("sectionRows: a row per hit as sent (the setting kbls.search.groupByNote off)", () => {
