@@ -77,8 +77,8 @@ def _figures(times: list[float]) -> dict[str, float]:
 
 def phase_engine(rounds: int) -> dict[str, Any]:
     from kbls.engine import Engine
-    from kbls.retrieval.linksyntax import LinkKind
-    from kbls.retrieval.notelinks import LinkQuery
+    from kbls.links.suggest import LinkQuery
+    from kbls.links.syntax import LinkKind
 
     root = build_workspace(CHUNKS)
     engine = Engine(root)

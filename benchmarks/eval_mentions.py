@@ -61,8 +61,8 @@ def workspace(name: str) -> Path:
 def evaluate(name: str, sample: int) -> dict[str, Any]:
     from kbls.editing.mentions import mentions, paragraph_at
     from kbls.engine import Engine
-    from kbls.retrieval.linksyntax import LinkKind, links_in
-    from kbls.retrieval.notelinks import LinkQuery
+    from kbls.links.suggest import LinkQuery
+    from kbls.links.syntax import LinkKind, links_in
 
     root = workspace(name)
     engine = Engine(root)

@@ -22,6 +22,7 @@ from kbls.indexing.embed import Embedder
 from kbls.indexing.pipeline import IndexPipeline, ProgressFn
 from kbls.indexing.scan import Scanner
 from kbls.limits import MAX_LIMIT, MIN_LIMIT, MODES, Mode
+from kbls.links.suggest import NoteLinks
 from kbls.links.view import NoteView
 from kbls.query.filters import Filters
 from kbls.query.syntax import parse_query
@@ -29,7 +30,6 @@ from kbls.results import Hit, IndexReport, RootStatus, Skipped
 from kbls.retrieval.backlinks import LinkGraph
 from kbls.retrieval.hybrid import HybridSearcher
 from kbls.retrieval.listing import Listing
-from kbls.retrieval.notelinks import NoteLinks
 from kbls.retrieval.related import related_notes
 from kbls.retrieval.rename import Renamer
 from kbls.retrieval.vectors import VectorIndex

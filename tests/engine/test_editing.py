@@ -17,8 +17,9 @@ from kbls.editing.linkfixes import rewrite
 from kbls.editing.mentions import name_mentions, paragraph_at
 from kbls.editing.outline import FoldKind, outline
 from kbls.editing.tagsyntax import tag_typing
-from kbls.retrieval.links import Catalogue, LinkResolver, LinkStyle, WikiForm
-from kbls.retrieval.linksyntax import links_in
+from kbls.links.names import Catalogue, LinkStyle, WikiForm
+from kbls.links.resolve import LinkResolver
+from kbls.links.syntax import links_in
 from kbls.storage.records import NoteName
 
 CATALOGUE = Catalogue.of([

@@ -18,9 +18,9 @@ from tests.support.store_check import check_store
 from kbls.engine import Engine
 from kbls.indexing.pipeline import INLINE_FILES
 from kbls.limits import Mode
+from kbls.links.suggest import LinkQuery
+from kbls.links.syntax import LinkKind, LinkRef
 from kbls.query.filters import Filters
-from kbls.retrieval.linksyntax import LinkKind, LinkRef
-from kbls.retrieval.notelinks import LinkQuery
 
 
 def _fixtures(root: Path) -> None:

@@ -16,8 +16,8 @@ from tests.support.link_corpus import SLEEPLESS, write_link_workspace
 from kbls.engine import Engine
 from kbls.indexing.parse import parse_note
 from kbls.links.headings import heading_line
-from kbls.retrieval.linksyntax import LinkKind, LinkRef, heading_text, links_in, typing_at
-from kbls.retrieval.notelinks import LinkQuery
+from kbls.links.suggest import LinkQuery
+from kbls.links.syntax import LinkKind, LinkRef, heading_text, links_in, typing_at
 
 #: one name, composed (macOS keeps file names decomposed; most keyboards type composed).
 CAFE_NFC = "Caf\u00e9"

@@ -16,10 +16,10 @@ from tests.support.corpus import write
 from kbls.editing import checks, linkfixes
 from kbls.engine import Engine
 from kbls.indexing.embed import Embedder
+from kbls.links.suggest import LinkQuery, LinkSuggestion
+from kbls.links.syntax import links_in
 from kbls.links.view import NoteView
 from kbls.retrieval.backlinks import Target
-from kbls.retrieval.linksyntax import links_in
-from kbls.retrieval.notelinks import LinkQuery, LinkSuggestion
 from kbls.retrieval.rename import RenamePlan
 
 

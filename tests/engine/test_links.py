@@ -11,8 +11,8 @@ from tests.support.files import run_beside_fifo
 from tests.support.link_corpus import SLEEPLESS, write_link_workspace
 
 from kbls.engine import Engine
-from kbls.retrieval.linksyntax import LinkKind, LinkRef, context_around, heading_slug, link_at, links_in, opening_at, typing_at
-from kbls.retrieval.notelinks import LinkQuery
+from kbls.links.suggest import LinkQuery
+from kbls.links.syntax import LinkKind, LinkRef, context_around, heading_slug, link_at, links_in, opening_at, typing_at
 
 SOURCE = "journal/today.md"
 
@@ -327,7 +327,7 @@ def test_a_note_swapped_for_a_fifo_after_its_check_is_not_read(tmp_path: Path) -
     request thread (link resolution, heading lookups) forever on `open`."""
     import os
 
-    from kbls.retrieval.links import LinkResolver
+    from kbls.links.resolve import LinkResolver
 
     note = tmp_path / "swapped.md"
     note.write_text("# Swapped\n")

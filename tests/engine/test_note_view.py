@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from kbls.links.syntax import links_in
 from kbls.links.view import NoteView, NoteViews
-from kbls.retrieval.linksyntax import links_in
 
 BEFORE = [
     "# Café [[a]]",

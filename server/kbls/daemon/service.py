@@ -48,9 +48,9 @@ from kbls.daemon.worker import STORE_REPLACED, Worker
 from kbls.engine import Engine
 from kbls.errors import BeingReopenedError, OutsideRootError, QueryError
 from kbls.limits import MAX_LIMIT, MAX_TAGS, RELATED_LIMIT
+from kbls.links.suggest import LinkQuery, Resolved, Suggestions
+from kbls.links.syntax import LinkRef
 from kbls.results import Hit, RootStatus, SqliteInfo
-from kbls.retrieval.linksyntax import LinkRef
-from kbls.retrieval.notelinks import LinkQuery, Resolved, Suggestions
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -273,7 +273,7 @@ class Daemon:
         return SearchAnswer(pairs, round((time.perf_counter() - started) * 1000, 2), self.index_state())
 
     def link_suggestions(self, path: Path | str, query: LinkQuery) -> Suggestions:
-        """Notes for the link being typed in the note at `path` (`kbls.retrieval.notelinks`).
+        """Notes for the link being typed in the note at `path` (`kbls.links.suggest`).
 
         :raises OutsideRootError: for a path outside every root.
         """

@@ -12,10 +12,10 @@ from kbls.editing.linkcheck import MAX_CHECKED_LINKS, LinkProblem, Problem, chec
 from kbls.editing.linkfixes import LinkRewrite, did_you_mean, heading_fixes, label_of, rewrite
 from kbls.editing.newnote import NewNote, new_note
 from kbls.engine import Engine
+from kbls.links.resolve import MAX_HEADING_READ_BYTES
+from kbls.links.suggest import NoteLinks
+from kbls.links.syntax import LinkRef, heading_text
 from kbls.links.view import NoteView
-from kbls.retrieval.links import MAX_HEADING_READ_BYTES
-from kbls.retrieval.linksyntax import LinkRef, heading_text
-from kbls.retrieval.notelinks import NoteLinks
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,7 +1,7 @@
 """The problems of a note's links: a link to no note, to a heading its note does not have, a wiki
 name several notes answer to, a path that leaves the root.
 
-Links are read as definition reads them (`kbls.retrieval.linksyntax.links_in`: none in code) and
+Links are read as definition reads them (`kbls.links.syntax.links_in`: none in code) and
 resolved by the same resolver (`LinkResolver`, against the root's `Catalogue`), so a link that
 opens a note is never called broken. A wiki name is ambiguous when two or more notes answer to it
 by the first kind of name that finds any (file name or path, then title, then alias): a file-name
@@ -18,10 +18,11 @@ from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 
-from kbls.indexing.linkforms import name_key
+from kbls.links.forms import name_key
 from kbls.links.headings import heading_line, heading_line_in
-from kbls.retrieval.links import Catalogue, HeadingLines, LinkResolver, LinkTarget, relative_target
-from kbls.retrieval.linksyntax import LinkKind, LinkRef, links_in
+from kbls.links.names import Catalogue
+from kbls.links.resolve import HeadingLines, LinkResolver, LinkTarget, relative_target
+from kbls.links.syntax import LinkKind, LinkRef, links_in
 from kbls.retrieval.notetexts import RequestResolver
 
 #: links of one note checked (a generated note of 100k links gets its first ones checked).

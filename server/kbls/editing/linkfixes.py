@@ -17,11 +17,11 @@ import weakref
 from dataclasses import dataclass
 
 from kbls.editing.linkcheck import link_words
-from kbls.indexing.linkforms import MARKDOWN_LINK, WIKI_LINK, name_key
+from kbls.links.forms import MARKDOWN_LINK, WIKI_LINK, name_key
+from kbls.links.names import Catalogue, LinkStyle, Note, wiki_insert
+from kbls.links.suggest import LinkQuery, NoteLinks
+from kbls.links.syntax import LinkKind, LinkRef, heading_slug, link_label, markdown_path
 from kbls.notepath import note_stem
-from kbls.retrieval.links import Catalogue, LinkStyle, Note, wiki_insert
-from kbls.retrieval.linksyntax import LinkKind, LinkRef, heading_slug, link_label, markdown_path
-from kbls.retrieval.notelinks import LinkQuery, NoteLinks
 
 #: notes offered for one broken link.
 FIXES = 3

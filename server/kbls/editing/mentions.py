@@ -15,11 +15,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from kbls.indexing.linkforms import name_key
 from kbls.indexing.parse import MAX_FRONTMATTER_LINES
-from kbls.retrieval.links import Catalogue, LinkStyle, Note, WikiForm, wiki_insert
-from kbls.retrieval.linksyntax import ATX_HEADING, FENCE, LinkKind, fenced_lines, links_in
-from kbls.retrieval.notelinks import LinkQuery, NoteLinks
+from kbls.links.forms import name_key
+from kbls.links.names import Catalogue, LinkStyle, Note, WikiForm, wiki_insert
+from kbls.links.suggest import LinkQuery, NoteLinks
+from kbls.links.syntax import ATX_HEADING, FENCE, LinkKind, fenced_lines, links_in
 
 #: the longest name looked for, in words.
 MAX_NAME_WORDS = 6

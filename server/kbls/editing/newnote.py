@@ -21,9 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kbls.editing.linkcheck import link_words
-from kbls.retrieval.links import Catalogue, LinkResolver, relative_target
-from kbls.retrieval.linksyntax import ATX_HEADING, LinkKind, LinkRef
-from kbls.retrieval.notelinks import LinkQuery, NoteLinks
+from kbls.links.names import Catalogue
+from kbls.links.resolve import LinkResolver, relative_target
+from kbls.links.suggest import LinkQuery, NoteLinks
+from kbls.links.syntax import ATX_HEADING, LinkKind, LinkRef
 
 #: nearest notes by meaning whose folders vote for the new note's folder, each by its cosine,
 #: none below the floor (in a small vault the fifth nearest note is no neighbour).

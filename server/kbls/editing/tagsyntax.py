@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from kbls.retrieval.linksyntax import FENCE, MAX_LINE_CHARS
+from kbls.links.syntax import FENCE, MAX_LINE_CHARS
 
 #: the front matter is looked for this far down (as `kbls.indexing.parse` reads it).
 MAX_FRONT_MATTER_LINES = 2000

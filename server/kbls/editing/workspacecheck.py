@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from kbls.config import DiagnosticsConfig
 from kbls.editing.linkcheck import MAX_CHECKED_LINKS, LinkProblem, check_links
 from kbls.engine import Engine
+from kbls.links.resolve import MAX_HEADING_READ_BYTES
 from kbls.retrieval.backlinks import link_ref
-from kbls.retrieval.links import MAX_HEADING_READ_BYTES
 from kbls.storage.records import LinkSpan, Span
 
 

@@ -19,10 +19,10 @@ from urllib.parse import unquote
 import yaml
 
 from kbls.indexing.formats.org import org_structure
-from kbls.indexing.linkforms import MARKDOWN_LINK, URL_SCHEME, WIKI_LINK, destination
 from kbls.indexing.markdown import MarkdownStructure, SourceBlock, line_runs, parse_markdown
 from kbls.indexing.spans import note_spans
 from kbls.indexing.templates import has_templates, strip_templates
+from kbls.links.forms import MARKDOWN_LINK, URL_SCHEME, WIKI_LINK, destination
 from kbls.notepath import note_stem
 from kbls.storage.records import NoteSpans
 

@@ -1,6 +1,6 @@
 """Where a markdown note writes its links and tags, for the index (`NoteRecord.spans`).
 
-Links are read by the editor's reader (`kbls.retrieval.linksyntax.links_in`, what definition
+Links are read by the editor's reader (`kbls.links.syntax.links_in`, what definition
 and document links use) over the note's lines with CommonMark's code blocks blanked, so a link
 in an indented or nested fence is not one, as the indexer reads it. Inline tags are the
 indexer's (`kbls.indexing.parse.INLINE_TAG`, outside code and headings); front-matter tags are
@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Sequence
 
-from kbls.indexing.linkforms import MARKDOWN_LINK, WIKI_LINK, name_key
-from kbls.retrieval.linksyntax import LinkKind, LinkRef, links_in
+from kbls.links.forms import MARKDOWN_LINK, WIKI_LINK, name_key
+from kbls.links.syntax import LinkKind, LinkRef, links_in
 from kbls.storage.records import LinkSpan, NoteSpans, Span, TagSpan
 
 _CODE_SPAN = re.compile(r"`[^`\n]*`")
@@ -44,7 +44,7 @@ def span(line_text: str, line: int, start: int, end: int) -> Span:
 
 def link_key(source: str, kind: LinkKind, target: str) -> str | None:
     """What a link is looked up by (`LinkSpan.key`)."""
-    from kbls.retrieval.links import relative_target  # links imports the indexer's parse: not at import time
+    from kbls.links.resolve import relative_target  # links imports the indexer's parse: not at import time
 
     if not target:
         return ""

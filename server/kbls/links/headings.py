@@ -9,7 +9,7 @@ import re
 from collections.abc import Iterable, Iterator
 
 from kbls.indexing.parse import MAX_FRONTMATTER_LINES
-from kbls.retrieval.linksyntax import FENCE, heading_slug, heading_text
+from kbls.links.syntax import FENCE, heading_slug, heading_text
 
 _SETEXT = re.compile(r"^\s{0,3}(=+|-+)\s*$")
 

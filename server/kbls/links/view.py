@@ -20,7 +20,7 @@ from typing import TypeVar
 
 from kbls.indexing.parse import parse_note
 from kbls.links.headings import headings
-from kbls.retrieval.linksyntax import LinkRef, fenced_lines, line_links, links_in
+from kbls.links.syntax import LinkRef, fenced_lines, line_links, links_in
 from kbls.storage.records import NoteSpans, TagSpan
 
 T = TypeVar("T")
@@ -88,7 +88,7 @@ class NoteView:
 
     @property
     def headings(self) -> list[tuple[int, str]]:
-        """Each heading's line and text (`kbls.retrieval.links.headings`)."""
+        """Each heading's line and text (`kbls.links.names.headings`)."""
         return self._once("_headings", lambda: list(headings(self.lines)))
 
     def spans(self, path: str) -> NoteSpans:

@@ -26,11 +26,11 @@ from kbls.editing import checks
 from kbls.editing.checks import LinkFixes
 from kbls.editing.linkcheck import Problem
 from kbls.engine import Engine
+from kbls.links.syntax import LinkRef
 from kbls.links.view import NoteView
 from kbls.lsp import mentions
 from kbls.lsp.uris import file_uri, open_document
 from kbls.lsp.views import view_of
-from kbls.retrieval.linksyntax import LinkRef
 
 if TYPE_CHECKING:
     from kbls.lsp.server import KblsServer

@@ -19,10 +19,10 @@ from kbls.daemon.answers import IndexState
 from kbls.engine import Engine
 from kbls.errors import OutsideRootError
 from kbls.limits import RELATED_LIMIT
+from kbls.links.edits import title_line
 from kbls.lsp import opennotes, uris
 from kbls.lsp.featurestate import state_of
 from kbls.lsp.views import view_of
-from kbls.retrieval.linkedits import title_line
 
 if TYPE_CHECKING:
     from kbls.lsp.server import KblsServer

@@ -3,7 +3,7 @@ and `textDocument/documentLink` on wiki and relative markdown links.
 
 Thin handlers over `Daemon.link_suggestions` / `Daemon.resolve_links`: they read the open
 document's text (kept by pygls from didOpen/didChange: `kbls.lsp.textsync`),
-find the link at the cursor (`kbls.retrieval.linksyntax`), make one daemon call and convert its
+find the link at the cursor (`kbls.links.syntax`), make one daemon call and convert its
 answer to LSP types. The open document is found by `kbls.lsp.uris.open_document` (pygls keys it
 by the decoded URI). A document the client has not opened (said in the log), or one outside every
 root, gets no answer (None), never an error: the editor asks for every markdown file it shows.
@@ -22,11 +22,9 @@ from pygls.workspace.position_codec import ServerTextPosition, ServerTextRange
 
 from kbls.editing.tagsyntax import tag_typing
 from kbls.errors import OutsideRootError
-from kbls.lsp import tags
-from kbls.lsp.uris import file_uri, open_document
-from kbls.lsp.views import view_of
-from kbls.retrieval.links import LinkTarget
-from kbls.retrieval.linksyntax import (
+from kbls.links.resolve import LinkTarget
+from kbls.links.suggest import LinkQuery, LinkSuggestion, Resolved, Suggestions
+from kbls.links.syntax import (
     LinkKind,
     LinkRef,
     LinkTyping,
@@ -34,7 +32,9 @@ from kbls.retrieval.linksyntax import (
     opening_at,
     typing_at,
 )
-from kbls.retrieval.notelinks import LinkQuery, LinkSuggestion, Resolved, Suggestions
+from kbls.lsp import tags
+from kbls.lsp.uris import file_uri, open_document
+from kbls.lsp.views import view_of
 
 if TYPE_CHECKING:
     from kbls.lsp.server import KblsServer

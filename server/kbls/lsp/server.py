@@ -46,6 +46,8 @@ from kbls.daemon.watch import FileChange
 from kbls.engine import Engine
 from kbls.errors import BeingReopenedError, OutsideRootError, QueryError
 from kbls.limits import MAX_QUERY_CHARS, RELATED_LIMIT
+from kbls.links.suggest import LinkQuery, Resolved, Suggestions
+from kbls.links.syntax import LinkRef
 from kbls.logsetup import configure_logging
 from kbls.lsp import (
     codeactions,
@@ -65,8 +67,6 @@ from kbls.lsp import (
 )
 from kbls.lsp.progress import ProgressTokens
 from kbls.lsp.uris import client_uri, file_uri
-from kbls.retrieval.linksyntax import LinkRef
-from kbls.retrieval.notelinks import LinkQuery, Resolved, Suggestions
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

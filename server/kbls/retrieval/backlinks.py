@@ -15,12 +15,13 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from kbls.indexing.linkforms import folder_keys, name_key, path_keys
+from kbls.links.forms import folder_keys, name_key, path_keys
 from kbls.links.headings import heading_line
+from kbls.links.names import Catalogue, Note
+from kbls.links.resolve import HeadingLines
+from kbls.links.suggest import NoteLinks
+from kbls.links.syntax import LinkKind, LinkRef, heading_text
 from kbls.links.view import NoteView, NoteViews
-from kbls.retrieval.links import Catalogue, HeadingLines, Note
-from kbls.retrieval.linksyntax import LinkKind, LinkRef, heading_text
-from kbls.retrieval.notelinks import NoteLinks
 from kbls.retrieval.notetexts import NoteTexts, OpenNotes
 from kbls.storage.records import LinkSpan, SourcedLink, Span
 from kbls.storage.roles import Backend

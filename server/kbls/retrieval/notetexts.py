@@ -17,9 +17,10 @@ from pathlib import Path
 
 from kbls.hashing import content_hash
 from kbls.indexing.text import decode_text, read_regular
+from kbls.links.names import Catalogue
+from kbls.links.resolve import HeadingLines, LinkResolver, LinkTarget
+from kbls.links.syntax import LinkRef
 from kbls.links.view import NoteView, NoteViews
-from kbls.retrieval.links import Catalogue, HeadingLines, LinkResolver, LinkTarget
-from kbls.retrieval.linksyntax import LinkRef
 from kbls.storage.records import LinkSpan, SourcedLink, SourcedTag, TagSpan
 from kbls.storage.roles import Backend
 

@@ -16,14 +16,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from kbls.errors import QueryError
-from kbls.indexing.linkforms import WIKI_NAME_STOPS, folder_keys, name_key, path_keys
 from kbls.indexing.parse import INLINE_TAG
 from kbls.indexing.spans import span
-from kbls.links.headings import heading_line
-from kbls.links.view import NoteView
-from kbls.notepath import note_stem
-from kbls.retrieval.backlinks import LinkGraph, link_ref, note_keys
-from kbls.retrieval.linkedits import (
+from kbls.links.edits import (
     Edit,
     anchor_for,
     heading_text_edit,
@@ -35,8 +30,14 @@ from kbls.retrieval.linkedits import (
     wiki_heading_edit,
     wiki_name_edit,
 )
-from kbls.retrieval.links import Catalogue, LinkResolver, LinkStyle, Note, WikiForm
-from kbls.retrieval.linksyntax import heading_slug, heading_text
+from kbls.links.forms import WIKI_NAME_STOPS, folder_keys, name_key, path_keys
+from kbls.links.headings import heading_line
+from kbls.links.names import Catalogue, LinkStyle, Note, WikiForm
+from kbls.links.resolve import LinkResolver
+from kbls.links.syntax import heading_slug, heading_text
+from kbls.links.view import NoteView
+from kbls.notepath import note_stem
+from kbls.retrieval.backlinks import LinkGraph, link_ref, note_keys
 from kbls.retrieval.notetexts import CurrentNote, NoteTexts, OpenNotes
 from kbls.storage.records import LinkSpan, SourcedLink, Span
 

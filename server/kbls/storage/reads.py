@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from kbls.indexing.linkforms import folder_keys, name_key, path_keys
+from kbls.links.forms import folder_keys, name_key, path_keys
 from kbls.query.filters import Filters
 from kbls.results import SqliteInfo
 from kbls.storage import fts

@@ -137,7 +137,7 @@ class LinkSpan:
     """One link as a note writes it (`kbls.indexing.spans`): what references, rename and broken
     link checks read instead of the files. The target note is not stored: which note a name
     names changes when another note is added or retitled, so it is resolved when read
-    (`kbls.retrieval.links.LinkResolver`, the resolver definition uses)."""
+    (`kbls.links.resolve.LinkResolver`, the resolver definition uses)."""
 
     kind: str  # "wiki" or "path"
     #: wiki: the name as written (may be empty: `[[#heading]]`); path: the URL-decoded path.

@@ -17,7 +17,7 @@ import time
 
 import numpy as np
 
-from kbls.indexing.linkforms import name_key
+from kbls.links.forms import name_key
 from kbls.notepath import file_stem
 from kbls.storage import fts
 from kbls.storage.connection import Connection, ConnectionPool

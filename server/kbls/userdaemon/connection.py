@@ -27,11 +27,11 @@ from kbls.daemon.service import Daemon
 from kbls.daemon.watch import FileChange
 from kbls.engine import Engine
 from kbls.errors import OutsideRootError
+from kbls.links.suggest import LinkQuery, Resolved, Suggestions
+from kbls.links.syntax import LinkRef
 from kbls.lsp import wire
 from kbls.lsp.server import KblsProtocol, KblsServer
 from kbls.lsp.server import server as template
-from kbls.retrieval.linksyntax import LinkRef
-from kbls.retrieval.notelinks import LinkQuery, Resolved, Suggestions
 from kbls.userdaemon import queries
 from kbls.userdaemon.host import SharedDaemon
 

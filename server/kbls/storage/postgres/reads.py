@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from kbls.indexing.linkforms import folder_keys, name_key, path_keys
+from kbls.links.forms import folder_keys, name_key, path_keys
 from kbls.query.filters import Filters
 from kbls.storage.postgres.connection import PgPool
 from kbls.storage.postgres.filters import Params, filter_sql

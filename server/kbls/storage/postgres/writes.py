@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import numpy as np
 import psycopg
 
-from kbls.indexing.linkforms import name_key
+from kbls.links.forms import name_key
 from kbls.notepath import file_stem
 from kbls.storage.postgres.connection import PgPool, Row
 from kbls.storage.postgres.terms import chunk_terms

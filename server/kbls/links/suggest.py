@@ -7,7 +7,7 @@ about a topic finds its note though no word is shared), or every note by title w
 near (a note below `MEANING_FLOOR` is not near: it is not offered for its meaning, and its
 meaning adds nothing to a name's match); once something is typed, only notes a name of which
 starts with it (or has a word that does) stay. Each suggestion carries the text
-to insert in the workspace's link style (`kbls.retrieval.links`), a breadcrumb and a snippet.
+to insert in the workspace's link style (`kbls.links.names`), a breadcrumb and a snippet.
 """
 
 from __future__ import annotations
@@ -20,21 +20,19 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kbls.indexing.embed import Embedder
-from kbls.query.filters import Filters
-from kbls.retrieval.links import (
+from kbls.links.names import (
     STYLE_SAMPLE_BYTES,
     STYLE_SAMPLE_FILES,
     Catalogue,
-    HeadingLines,
-    LinkResolver,
     LinkStyle,
-    LinkTarget,
     Note,
     StyleCounts,
     count_styles,
     wiki_insert,
 )
-from kbls.retrieval.linksyntax import LinkKind, LinkRef, TypedLink, link_label, markdown_path
+from kbls.links.resolve import HeadingLines, LinkResolver, LinkTarget
+from kbls.links.syntax import LinkKind, LinkRef, TypedLink, link_label, markdown_path
+from kbls.query.filters import Filters
 from kbls.retrieval.related import RELATED_MIN_SIMILARITY
 from kbls.retrieval.snippet import make_snippet
 from kbls.storage.roles import Backend, VectorSearch

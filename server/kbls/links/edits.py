@@ -13,9 +13,9 @@ import re
 from dataclasses import dataclass
 from urllib.parse import quote
 
-from kbls.indexing.linkforms import MARKDOWN_LINK, WIKI_LINK
 from kbls.indexing.parse import MAX_FRONTMATTER_LINES
-from kbls.retrieval.linksyntax import ATX_HEADING, heading_slug, markdown_path
+from kbls.links.forms import MARKDOWN_LINK, WIKI_LINK
+from kbls.links.syntax import ATX_HEADING, heading_slug, markdown_path
 from kbls.storage.records import LinkSpan
 
 _FRONT_TITLE = re.compile(r"^title\s*:[ \t]*(.*?)\s*$")

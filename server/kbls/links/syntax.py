@@ -4,7 +4,7 @@ cursor, what is being typed after `[[` or `](`, and the paragraph around the cur
 Also how a link is written (`link_label`, `markdown_path`, `heading_slug`), the inverse of reading
 one. Pure text functions over a list of lines (positions are Python string indices; the LSP layer
 converts them from and to the client's units). The forms are the indexer's
-(`kbls.indexing.linkforms`): `[[name]]`, `[[name#heading]]`, `[[name|label]]`, `[label](rel/path.md)`,
+(`kbls.links.forms`): `[[name]]`, `[[name#heading]]`, `[[name|label]]`, `[label](rel/path.md)`,
 `[label](<rel/a path.md> "title")` and `[label](rel/path.md#heading)`; links inside inline code or a
 fenced block are not links.
 """
@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from urllib.parse import quote, unquote
 
-from kbls.indexing.linkforms import MARKDOWN_LINK, URL_SCHEME, WIKI_LINK, WIKI_NAME_STOPS, destination, unescape
+from kbls.links.forms import MARKDOWN_LINK, URL_SCHEME, WIKI_LINK, WIKI_NAME_STOPS, destination, unescape
 
 #: a line longer than this is not searched for links (a minified blob, not prose).
 MAX_LINE_CHARS = 20_000
