@@ -6,6 +6,7 @@ their parts; a store of the schema before the `terms` column migrated without re
 from __future__ import annotations
 
 import shutil
+import unicodedata
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -84,7 +85,7 @@ NOTES = {
         # Tracing setup
 
         Register a BatchSpanProcessor with the provider and point it at the collector through
-        OTEL_EXPORTER_OTLP_ENDPOINT.
+        OTEL_EXPORTER_OTLP_ENDPOINT. Set service.name, and deploy kube-state-metrics beside it.
         """,
     "other.md": """
         # Logging
@@ -102,7 +103,11 @@ def identifiers(tmp_path_factory: pytest.TempPathFactory, embedder: Embedder) ->
 
 
 @pytest.mark.parametrize(
-    "query", ["BatchSpanProcessor", "batchspanprocessor", "span processor", "OTEL_EXPORTER_OTLP_ENDPOINT", "otlp endpoint"]
+    "query",
+    [
+        "BatchSpanProcessor", "batchspanprocessor", "span processor", "OTEL_EXPORTER_OTLP_ENDPOINT", "otlp endpoint",
+        "service.name", "kube-state-metrics", "kube state metrics",
+    ],
 )
 def test_identifiers_are_found_as_wholes_and_by_their_parts(identifiers: Engine, query: str) -> None:
     hits = identifiers.search(query, mode="lexical", group_by_file=True).hits
@@ -128,3 +133,24 @@ def test_a_store_without_the_terms_column_is_migrated_and_re_embeds_nothing(tmp_
         assert migrated.index().embedded == 0
     finally:
         migrated.close()
+
+
+def test_composed_and_decomposed_accents_find_each_other(tmp_path: Path, embedder: Embedder) -> None:
+    """A note saved with decomposed accents (e + U+0301, as macOS writes file names) is found by
+    the word typed composed, and a composed note by a decomposed query; accents still count."""
+    decomposed = unicodedata.normalize("NFD", "Mon résumé liste chaque poste depuis 2010.")
+    composed = "Le café ferme à midi."
+    engine = indexed_engine(
+        tmp_path, {unicodedata.normalize("NFD", "cv/résumé.md"): decomposed, "lunch.md": composed}, embedder
+    )
+    try:
+        def lexical(query: str) -> list[str]:
+            return [h.path for h in engine.search(query, mode="lexical", group_by_file=True).hits]
+
+        assert lexical("résumé") == [unicodedata.normalize("NFD", "cv/résumé.md")]
+        assert lexical(unicodedata.normalize("NFD", "café")) == ["lunch.md"]
+        assert lexical("resume") == [] and lexical("cafe") == []
+        hit = engine.search("résumé", mode="lexical").hits[0]
+        assert hit.score == pytest.approx(1.0)  # the word found in the text, not only by FTS
+    finally:
+        engine.close()

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from kbls.limits import MAX_QUERY_CHARS
 from kbls.query.filters import Filters
 from kbls.query.globs import check_glob
-from kbls.query.tokens import is_cjk, split_cjk
+from kbls.query.tokens import is_cjk, nfc, split_cjk
 
 _FILTER = re.compile(r'(?<!\S)(tag|path|type):("[^"]*"|\S+)')
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -43,10 +43,10 @@ def parse_query(query: str, filters: Filters | None = None) -> ParsedQuery:
 
 
 def query_terms(text: str) -> list[str]:
-    """The query's words, lowercased, each once, in order; a run of CJK characters as the
-    character bigrams the index holds (`kbls.query.tokens`)."""
+    """The query's words, composed (NFC) and lowercased, each once, in order; a run of CJK
+    characters as the character bigrams the index holds (`kbls.query.tokens`)."""
     seen: dict[str, None] = {}
-    for word in _WORD.findall(text.lower()):
+    for word in _WORD.findall(nfc(text).lower()):
         for token in split_cjk(word):
             seen.setdefault(token, None)
     return list(seen)

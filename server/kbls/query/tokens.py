@@ -10,11 +10,16 @@ character bigram of each CJK run; the query side cuts its CJK runs into the same
 (`split_cjk`), so a two-character word is one token and a longer one the bigrams it is made of.
 A single character is looked for as the start of a bigram. The text shown, matched for
 coverage and embedded is unchanged.
+
+Text is compared in Unicode's composed form (`nfc`): a note saved with decomposed accents (`e` +
+U+0301, as macOS file names and some editors write them) is found by `résumé` typed as one
+character each, and the other way round; diacritics still count (`résumé` is not `resume`).
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 
 #: Han (with extensions and compatibility ideographs), kana (with half-width katakana), Hangul.
 CJK_CHARS = (
@@ -30,6 +35,11 @@ _CAMEL = re.compile(
 )
 #: the parts of a CamelCase identifier: `HTTPServer` -> HTTP, Server; `OAuth2Client` -> O, Auth2, Client.
 _PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z0-9]+|[A-Z0-9]+")
+
+
+def nfc(text: str) -> str:
+    """`text` in Unicode's composed form (NFC); the same object when it already is."""
+    return text if text.isascii() or unicodedata.is_normalized("NFC", text) else unicodedata.normalize("NFC", text)
 
 
 def has_cjk(text: str) -> bool:

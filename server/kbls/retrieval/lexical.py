@@ -23,7 +23,7 @@ from itertools import accumulate
 
 from kbls.query.filters import Filters
 from kbls.query.syntax import content_terms, fts_match, number_forms, query_terms
-from kbls.query.tokens import is_cjk
+from kbls.query.tokens import is_cjk, nfc
 from kbls.retrieval.remembered import Remembered
 from kbls.storage.records import ChunkRow
 from kbls.storage.roles import Backend
@@ -51,7 +51,9 @@ class _Candidates:
     token are whole exactly when they are in the candidate's own text."""
 
     def __init__(self, texts: Sequence[str]) -> None:
-        """`texts`: each candidate's text (its texts joined by a newline, as `coverage` joins them)."""
+        """`texts`: each candidate's text (its texts joined by a newline, as `coverage` joins them),
+        compared composed (NFC) as the index and the query are."""
+        texts = [nfc(one) for one in texts]
         joined = "\n".join(texts)
         if _LONGER_IN_LOWER_CASE in joined:
             texts = [one.lower() for one in texts]

@@ -11,7 +11,7 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from kbls.query.tokens import index_terms
+from kbls.query.tokens import index_terms, nfc
 from kbls.storage.connection import SQLITE, Connection
 
 #: the FTS5 table; its columns are weighted by `BM25_WEIGHTS` in that order. `terms` holds the
@@ -29,7 +29,8 @@ INSERT_SQL = "INSERT INTO chunks_fts(rowid, title, breadcrumb, body, terms) VALU
 
 
 def insert_chunk(c: Connection, rowid: int, title: str, breadcrumb: str, body: str) -> None:
-    """Index one chunk's texts (and the extra tokens made of them) under its rowid."""
+    """Index one chunk's texts (composed: `nfc`) and the extra tokens made of them under its rowid."""
+    title, breadcrumb, body = nfc(title), nfc(breadcrumb), nfc(body)
     c.execute(INSERT_SQL, (rowid, title, breadcrumb, body, index_terms(title, breadcrumb, body)))
 
 
