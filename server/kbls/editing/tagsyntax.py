@@ -11,10 +11,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from kbls.links.syntax import FENCE, MAX_LINE_CHARS
+from kbls.links.headings import body_start, front_matter_close
+from kbls.links.syntax import MAX_LINE_CHARS, fenced_lines
 
-#: the front matter is looked for this far down (as `kbls.indexing.parse` reads it).
-MAX_FRONT_MATTER_LINES = 2000
 _TYPING_TAG = re.compile(r"(?<![\w#&/\]\[(])#([\w/\-\u00c0-\uffff]*)$")
 _TAG_KEY = re.compile(r"^(tags?)\s*:(.*)$")
 _TOP_KEY = re.compile(r"^[^\s#\-][^:]*:")
@@ -34,13 +33,6 @@ class TagTyping:
     inline: bool
 
 
-def front_matter_end(lines: list[str]) -> int:
-    """The line of the front matter's closing `---` (0 when there is none)."""
-    if not lines or lines[0].rstrip() != "---":
-        return 0
-    return next((n for n in range(1, min(len(lines), MAX_FRONT_MATTER_LINES)) if lines[n].rstrip() in ("---", "...")), 0)
-
-
 def tag_typing(lines: list[str], line: int, character: int) -> TagTyping | None:
     """The tag the cursor is typing, or None."""
     if not 0 <= line < len(lines) or len(lines[line]) > MAX_LINE_CHARS:
@@ -49,10 +41,11 @@ def tag_typing(lines: list[str], line: int, character: int) -> TagTyping | None:
     before = text[:character]
     rest = _TAG_REST.match(text, character)
     end = rest.end() if rest else character
-    closing = front_matter_end(lines)
+    closing = front_matter_close(lines)
     if closing and line < closing:
         return _front_matter_item(lines, line, character, end) if line > 0 else None
-    if before.count("`") % 2 or _in_fence(lines, line, closing):
+    start = body_start(lines)
+    if before.count("`") % 2 or line - start in fenced_lines(lines[start : line + 1]):
         return None
     typed = _TYPING_TAG.search(before)
     if typed is None:
@@ -80,19 +73,3 @@ def _front_matter_item(lines: list[str], line: int, character: int, end: int) ->
     typed = _ITEM_TYPED.search(text[start:character])
     word = typed.group(1) if typed else ""
     return TagTyping(line, character - len(word), end, word.lstrip("#"), inline=False)
-
-
-def _in_fence(lines: list[str], line: int, closing: int) -> bool:
-    fence: str | None = None
-    for number in range(closing + 1 if closing else 0, line + 1):
-        match = FENCE.match(lines[number])
-        if fence is None and match:
-            fence = match.group(1)[0] * len(match.group(1))
-            if number == line:
-                return True
-        elif fence is not None:
-            if number == line:
-                return True
-            if match and match.group(1).startswith(fence) and not lines[number].strip()[len(match.group(1)) :].strip():
-                fence = None
-    return False

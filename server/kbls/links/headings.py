@@ -1,4 +1,5 @@
-"""A note's headings as every link feature reads them (the one heading reader): ATX (`## Text`)
+"""A note's headings as every link feature reads them (the one heading reader), and where its
+front matter ends: ATX (`## Text`)
 or setext (`Text` over `===` or `---`), not in a fenced code block nor in front matter; and the
 line a link's anchor names (its text, or its GitHub slug numbered as GitHub numbers a repeat).
 """
@@ -6,10 +7,10 @@ line a link's anchor names (its text, or its GitHub slug numbered as GitHub numb
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 
 from kbls.indexing.parse import MAX_FRONTMATTER_LINES
-from kbls.links.syntax import FENCE, heading_slug, heading_text
+from kbls.links.syntax import fenced_lines, heading_slug, heading_text
 
 _SETEXT = re.compile(r"^\s{0,3}(=+|-+)\s*$")
 
@@ -34,24 +35,31 @@ def heading_line_in(found: Iterable[tuple[int, str]], heading: str) -> int | Non
     return None
 
 
+def front_matter_close(lines: Sequence[str]) -> int:
+    """The line of a leading `---` front matter block's closing `---` or `...` (0 when there is
+    none), as the indexer reads one (`kbls.indexing.parse`: closed within MAX_FRONTMATTER_LINES)."""
+    if not lines or lines[0].rstrip() != "---":
+        return 0
+    return next((n for n in range(1, min(len(lines), MAX_FRONTMATTER_LINES)) if lines[n].rstrip() in ("---", "...")), 0)
+
+
+def body_start(lines: Sequence[str]) -> int:
+    """The first line after the front matter (0 when there is none)."""
+    closing = front_matter_close(lines)
+    return closing + 1 if closing else 0
+
+
 def headings(lines: list[str]) -> Iterator[tuple[int, str]]:
     """Each heading's 0-based line and text, in order: ATX (`## Text`) or setext (`Text` over
-    `===` or `---`), not in a fenced code block nor in front matter (the one heading reader every
-    link feature uses)."""
-    fence: str | None = None
+    `===` or `---`), not in a fenced code block (`fenced_lines`) nor in front matter (the one
+    heading reader every link feature uses)."""
+    start = body_start(lines)
+    fenced = fenced_lines(lines[start:])
     paragraph: int | None = None  # the line a setext underline would make a heading
-    for number in range(_front_matter_end(lines), len(lines)):
+    for number in range(start, len(lines)):
         line = lines[number]
-        opened = FENCE.match(line)
-        if opened:
-            marker = opened.group(1)
-            if fence is None:
-                fence = marker[0] * len(marker)
-            elif marker.startswith(fence) and not line.strip()[len(marker) :].strip():
-                fence = None
+        if number - start in fenced:
             paragraph = None
-            continue
-        if fence is not None:
             continue
         text = heading_text(line)
         if text is not None:
@@ -64,12 +72,3 @@ def headings(lines: list[str]) -> Iterator[tuple[int, str]]:
             continue
         # an indented line opens no paragraph (it is code) but may continue one
         paragraph = number if line.strip() and (paragraph is not None or not line.startswith("    ")) else None
-
-
-def _front_matter_end(lines: list[str]) -> int:
-    """The first line after a leading `---` front matter block (0 when there is none), as the
-    indexer reads one (`kbls.indexing.parse`: closed within MAX_FRONTMATTER_LINES)."""
-    if not lines or lines[0].rstrip() != "---":
-        return 0
-    closing = range(1, min(len(lines), MAX_FRONTMATTER_LINES))
-    return next((n + 1 for n in closing if lines[n].rstrip() in ("---", "...")), 0)
