@@ -105,10 +105,20 @@ PENDING_SQL = dedent(
     );
     """
 )
+#: where a link or tag is written (`kbls.storage.records.Span`): its line, and its columns in code
+#: points, UTF-16 and UTF-8 units.
+_SPAN_COLUMNS = """\
+        line INTEGER NOT NULL,
+        start INTEGER NOT NULL,
+        end INTEGER NOT NULL,
+        start16 INTEGER NOT NULL,
+        end16 INTEGER NOT NULL,
+        start8 INTEGER NOT NULL,
+        end8 INTEGER NOT NULL"""
 #: every link and tag a note writes, with its position (`kbls.indexing.spans`); created by
 #: `SCHEMA` in a new store and by the migration to v3 in an older one.
 SPANS_SQL = dedent(
-    """
+    f"""
     CREATE TABLE IF NOT EXISTS link_spans (
         file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
         kind TEXT NOT NULL,
@@ -116,13 +126,7 @@ SPANS_SQL = dedent(
         target_key TEXT,  -- NULL: a path that leaves the root
         heading TEXT,
         label TEXT,
-        line INTEGER NOT NULL,
-        start INTEGER NOT NULL,
-        end INTEGER NOT NULL,
-        start16 INTEGER NOT NULL,
-        end16 INTEGER NOT NULL,
-        start8 INTEGER NOT NULL,
-        end8 INTEGER NOT NULL
+{_SPAN_COLUMNS}
     );
     CREATE INDEX IF NOT EXISTS link_spans_file ON link_spans(file_id);
     CREATE INDEX IF NOT EXISTS link_spans_key ON link_spans(target_key);
@@ -131,13 +135,7 @@ SPANS_SQL = dedent(
         tag TEXT NOT NULL,
         written TEXT NOT NULL,
         front_matter INTEGER NOT NULL,
-        line INTEGER NOT NULL,
-        start INTEGER NOT NULL,
-        end INTEGER NOT NULL,
-        start16 INTEGER NOT NULL,
-        end16 INTEGER NOT NULL,
-        start8 INTEGER NOT NULL,
-        end8 INTEGER NOT NULL
+{_SPAN_COLUMNS}
     );
     CREATE INDEX IF NOT EXISTS tag_spans_file ON tag_spans(file_id);
     CREATE INDEX IF NOT EXISTS tag_spans_tag ON tag_spans(tag);
