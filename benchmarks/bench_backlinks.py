@@ -14,11 +14,9 @@ from __future__ import annotations
 import argparse
 import os
 import random
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Callable
 from datetime import date
 from pathlib import Path
@@ -28,6 +26,7 @@ from kbls.hashing import content_hash
 from kbls.indexing.parse import parse_note
 from kbls.retrieval.backlinks import Target
 from kbls.storage.records import NoteRecord
+from timing import timed
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "benchmarks.md"
 START, END = "<!-- bench_backlinks:start -->", "<!-- bench_backlinks:end -->"
@@ -71,16 +70,6 @@ def index_spans(engine: Engine, root: Path, notes: int) -> None:
             note_type=None, aliases=note.aliases, tags=note.tags, links=note.links, chunks=[], warning=None,
             spans=note.spans,
         ), {})
-
-
-def timed(fn: Callable[[], object], runs: int) -> tuple[float, float]:
-    fn()
-    took = []
-    for _ in range(runs):
-        started = time.perf_counter()
-        fn()
-        took.append((time.perf_counter() - started) * 1000)
-    return statistics.median(took), max(took)
 
 
 def main() -> None:

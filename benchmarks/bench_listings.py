@@ -9,15 +9,14 @@ from __future__ import annotations
 
 import argparse
 import random
-import statistics
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 from kbls.query.filters import Filters
 from kbls.retrieval.listing import Listing
 from kbls.storage.store import Store
+from timing import timed
 
 TAGS = [f"tag{i}" for i in range(300)]
 
@@ -40,16 +39,6 @@ def build(folder: Path, notes: int) -> Store:
                 )
             c.executemany("INSERT INTO tags(file_id, tag) VALUES (?, ?)", [(fid, t) for t in rng.sample(TAGS, 5)])
     return store
-
-
-def timed(fn: Callable[[], object], runs: int = 50) -> tuple[float, float]:
-    fn()
-    took = []
-    for _ in range(runs):
-        started = time.perf_counter()
-        fn()
-        took.append((time.perf_counter() - started) * 1000)
-    return statistics.median(took), max(took)
 
 
 def main() -> None:
