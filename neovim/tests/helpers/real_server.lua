@@ -81,4 +81,19 @@ function M.wait_indexed(client, files)
   )
 end
 
+--- The kbls client of the current buffer once it initialized, with its index ready and at least
+--- `files` notes in its first root (`wait_indexed`).
+---@param files integer
+---@return vim.lsp.Client
+function M.ready_client(files)
+  local started = vim.wait(M.START_TIMEOUT, function()
+    local c = clients.list(0)[1]
+    return c ~= nil and c.initialized == true
+  end, 50)
+  assert(started, "the client did not initialize; LSP log:\n" .. M.log_tail(20))
+  local client = clients.list(0)[1]
+  M.wait_indexed(client, files)
+  return client
+end
+
 return M

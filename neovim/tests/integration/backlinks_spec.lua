@@ -6,6 +6,7 @@
 -- accent, a note name with both.
 local clients = require("kbls.lsp.clients")
 local kbls = require("kbls")
+local real_server = require("helpers.real_server")
 local request = require("kbls.lsp.request")
 local spec_clients = require("helpers.clients")
 local ws = require("helpers.workspace")
@@ -85,22 +86,7 @@ describe("references, rename and backlinks against the real daemon", function()
     vim.cmd("cd " .. vim.fn.fnameescape(root))
     kbls.setup({ cmd = { SERVER, "serve" }, picker = "select" })
     vim.cmd("edit " .. vim.fn.fnameescape(root .. "/" .. CAFE))
-    assert.is_true(
-      vim.wait(START_TIMEOUT, function()
-        local c = clients.list(0)[1]
-        return c ~= nil and c.initialized == true
-      end, 50),
-      "the client did not initialize"
-    )
-    local client, last = clients.list(0)[1], nil
-    local ready = vim.wait(START_TIMEOUT, function()
-      last = request.sync(client, "kb/status", vim.empty_dict(), REQUEST_TIMEOUT)
-      return last ~= nil
-        and last.state == "ready"
-        and (last.queue or 0) == 0
-        and (last.roots[1].files or 0) >= 3
-    end, 250)
-    assert(ready, "the index was not ready: " .. vim.inspect(last))
+    real_server.ready_client(3)
   end)
 
   teardown(function()

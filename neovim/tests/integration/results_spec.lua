@@ -9,13 +9,13 @@ local config = require("kbls.config")
 local kbls = require("kbls")
 local notes = require("helpers.notes")
 local panel = require("kbls.panel")
+local real_server = require("helpers.real_server")
 local request = require("kbls.lsp.request")
 local sections = require("kbls.pickers.sections")
 local spec_clients = require("helpers.clients")
 local ws = require("helpers.workspace")
 
 local SERVER = os.getenv("KBLS_SERVER") or "kbls"
-local START_TIMEOUT = 60000
 local REQUEST_TIMEOUT = 20000
 
 local NOTE, QUERY = notes.GIT_NOTE, notes.GIT_QUERY
@@ -84,23 +84,7 @@ describe("results against the real daemon", function()
     vim.cmd("cd " .. vim.fn.fnameescape(root))
     kbls.setup({ cmd = { SERVER, "serve" }, picker = "select" })
     vim.cmd("edit " .. vim.fn.fnameescape(root .. "/git/branches.md"))
-    assert.is_true(
-      vim.wait(START_TIMEOUT, function()
-        local c = clients.list(0)[1]
-        return c ~= nil and c.initialized == true
-      end, 50),
-      "the client did not initialize"
-    )
-    local client, last = clients.list(0)[1], nil
-    local ready = vim.wait(START_TIMEOUT, function()
-      last = request.sync(client, "kb/status", vim.empty_dict(), REQUEST_TIMEOUT)
-      return last ~= nil
-        and last.state == "ready"
-        and (last.queue or 0) == 0
-        and last.roots[1] ~= nil
-        and (last.roots[1].files or 0) >= 4
-    end, 250)
-    assert(ready, "the index was not ready: " .. vim.inspect(last))
+    real_server.ready_client(4)
   end)
 
   teardown(function()
