@@ -254,7 +254,7 @@ def _vector_index(ids: np.ndarray, matrix: np.ndarray) -> VectorIndex:
 
     index = VectorIndex(cast("Store", _NoStore()))  # only its dimension is read
     index.sync = lambda: None  # type: ignore[method-assign]
-    index.ids, index.matrix = ids, matrix
+    index.load(ids, matrix)
     return index
 
 

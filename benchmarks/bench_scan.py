@@ -1,0 +1,178 @@
+"""The semantic scan (`kbls.retrieval.vectors.VectorIndex`): the sign-bit prefilter with exact
+rescoring against the exact scan, side by side in one run.
+
+- `sizes`: 1k, 10k, 50k and 200k random unit vectors × 384 (as the daemon benchmark makes them;
+  queries are perturbed corpus vectors), each held as the daemon holds it (float32 below
+  COMPACT_FROM, float16 from there, plus the sign bits); per size the two paths interleaved
+  query by query (k = 50, what the engine asks for), medians and p99 of `top`, recall@10 of the
+  fast path against the exact one, and the bytes held.
+- `real`: recall@10 of the fast path forced on (PREFILTER_FROM = 0) against the exact scan on
+  real MiniLM vectors: each shared set's store (read-only, `--stores`) and its queries embedded
+  by the bundled model.
+
+    .venv/bin/python benchmarks/bench_scan.py [--sizes 1000 10000 50000 200000] [--stores DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, cast
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as `kbls serve` does
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "server"))
+
+from kbls.retrieval import vectors  # noqa: E402
+from kbls.retrieval.vectors import VectorIndex  # noqa: E402
+
+EVAL = Path(os.environ.get("KBLS_EVAL_DIR", REPO.parent / "shared" / "eval"))
+SETS = ("rust-by-example", "til", "otel-docs", "pkm")
+K = 50
+
+
+def index_of(ids: np.ndarray, matrix: np.ndarray) -> VectorIndex:
+    class _NoStore:
+        dimension = matrix.shape[1]
+
+    index = VectorIndex(cast(Any, _NoStore()))
+    index.sync = lambda: None  # type: ignore[method-assign]
+    index.load(ids, matrix)
+    return index
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1)))]
+
+
+def recall_at_10(fast: list[tuple[int, float]], exact: list[tuple[int, float]]) -> float:
+    return len({e for e, _ in fast[:10]} & {e for e, _ in exact[:10]}) / 10
+
+
+def sizes(counts: list[int], queries: int, repeats: int) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for n in counts:
+        rng = np.random.default_rng(1)
+        matrix = rng.standard_normal((n, 384), dtype=np.float32)
+        matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
+        index = index_of(np.arange(1, n + 1, dtype=np.int64), matrix)
+        del matrix
+        picks = rng.integers(0, n, queries)
+        qs = index.matrix[picks] + 0.5 * rng.standard_normal((queries, 384), dtype=np.float32) / np.sqrt(384)
+        qs /= np.linalg.norm(qs, axis=1, keepdims=True)
+        times: dict[str, list[float]] = {"fast": [], "exact": []}
+        recall = []
+        for _ in range(repeats):
+            for q in qs:
+                answers = {}
+                for name in ("fast", "exact"):
+                    started = time.perf_counter()
+                    answers[name] = index.top(q, K, exact=name == "exact")
+                    times[name].append((time.perf_counter() - started) * 1000)
+                recall.append(recall_at_10(answers["fast"], answers["exact"]))
+        snap = index._snapshot
+        out[str(n)] = {
+            "fast_p50_ms": round(statistics.median(times["fast"]), 2), "fast_p99_ms": round(pct(times["fast"], 99), 2),
+            "exact_p50_ms": round(statistics.median(times["exact"]), 2), "exact_p99_ms": round(pct(times["exact"], 99), 2),
+            "recall_at_10": round(float(np.mean(recall)), 4), "min_recall_at_10": round(float(np.min(recall)), 2),
+            "held_mb": round((snap.rows.nbytes + snap.signs.nbytes + snap.ids.nbytes) / 1e6, 1),
+            "dtype": str(snap.rows.dtype), "prefilter": n >= vectors.PREFILTER_FROM,
+        }
+        print(f"{n}: {out[str(n)]}", file=sys.stderr, flush=True)
+    return out
+
+
+def _store_vectors(store_file: Path) -> np.ndarray:
+    """Every vector of a store, read from a private copy (the store may be in use)."""
+    import sqlite_vec
+
+    from kbls.storage.connection import SQLITE
+
+    with tempfile.TemporaryDirectory() as tmp:
+        copy = Path(tmp) / "copy.sqlite3"
+        source = SQLITE.connect(f"file:{store_file}?mode=ro", uri=True)
+        target = SQLITE.connect(str(copy))
+        source.backup(target)
+        source.close()
+        target.enable_load_extension(True)
+        sqlite_vec.load(target)
+        rows = target.execute("SELECT embedding FROM vec_embeddings ORDER BY rowid").fetchall()
+        target.close()
+    return np.frombuffer(b"".join(r[0] for r in rows), dtype=np.float32).reshape(len(rows), -1).copy()
+
+
+def real(stores: Path) -> dict[str, Any]:
+    from kbls.indexing.embed import Embedder
+
+    embedder = Embedder()
+    out: dict[str, Any] = {}
+    saved = vectors.PREFILTER_FROM
+    vectors.PREFILTER_FROM = 0  # the fast path on sets far below its threshold
+    try:
+        for name in SETS:
+            found = sorted((stores / name).glob("store*/kbls.sqlite3"), key=lambda p: p.stat().st_mtime)
+            queries_file = EVAL / f"{name}-queries.tsv"
+            if not found or not queries_file.exists():
+                continue
+            matrix = _store_vectors(found[-1])
+            index = index_of(np.arange(1, len(matrix) + 1, dtype=np.int64), matrix)
+            with queries_file.open(encoding="utf-8") as handle:
+                texts = [row[0] for row in csv.reader(handle, delimiter="\t")][1:]
+            recall, share_only = [], []
+            floor = vectors.MIN_RESCORE
+            for text in texts:
+                q = embedder.embed_query(text)
+                exact = index.top(q, K, exact=True)
+                recall.append(recall_at_10(index.top(q, K), exact))
+                vectors.MIN_RESCORE = 0  # the share alone, as at 200k where it is 10,000 vectors
+                share_only.append(recall_at_10(index.top(q, K), exact))
+                vectors.MIN_RESCORE = floor
+            out[name] = {
+                "vectors": len(matrix), "queries": len(texts), "recall_at_10": round(float(np.mean(recall)), 4),
+                "min_recall_at_10": round(float(np.min(recall)), 2),
+                "rescored": max(int(len(matrix) * vectors.RESCORE_SHARE), vectors.MIN_RESCORE, K),
+                "share_only_recall_at_10": round(float(np.mean(share_only)), 4),
+                "share_only_min_recall_at_10": round(float(np.min(share_only)), 2),
+                "share_only_rescored": max(int(len(matrix) * vectors.RESCORE_SHARE), K),
+            }
+            print(f"{name}: {out[name]}", file=sys.stderr, flush=True)
+    finally:
+        vectors.PREFILTER_FROM = saved
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", type=int, nargs="*", default=[1_000, 10_000, 50_000, 200_000])
+    parser.add_argument("--queries", type=int, default=40)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--stores", type=Path, default=None, help="a folder of <set>/store*/kbls.sqlite3 (real vectors)")
+    args = parser.parse_args(argv)
+    started = os.getloadavg()
+    result: dict[str, Any] = {"sizes": sizes(args.sizes, args.queries, args.repeats)}
+    if args.stores is not None:
+        result["real"] = real(args.stores)
+    result["load_average"] = {"start": [round(x, 2) for x in started], "end": [round(x, 2) for x in os.getloadavg()]}
+    result["settings"] = {
+        "PREFILTER_FROM": vectors.PREFILTER_FROM, "RESCORE_SHARE": vectors.RESCORE_SHARE,
+        "MIN_RESCORE": vectors.MIN_RESCORE, "COMPACT_FROM": vectors.COMPACT_FROM,
+    }
+    print(json.dumps(result, indent=1))
+    shutil.rmtree(Path(tempfile.gettempdir()) / "kbls-bench-scan", ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
