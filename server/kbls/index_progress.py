@@ -4,8 +4,9 @@ On a terminal, a one-line bar redrawn in place. Anywhere else (a log file, CI, a
 task output) a bar is noise, and silence looks like a hang: a first index of a few hundred notes
 takes minutes on a laptop. There a plain line is printed every `interval` seconds (10 by default;
 `KBLS_PROGRESS_INTERVAL` sets another) from a timer thread, so a long model batch or a slow scan
-still prints: files done of total, chunks embedded, the rate and the time left. A run shorter than
-one interval prints no progress line.
+still prints: files done of total, chunks embedded, the rate and the time left; once every note
+is written (searchable by its words) the embedding pass: chunks embedded of all, their rate and
+the time left. A run shorter than one interval prints no progress line.
 """
 
 from __future__ import annotations
@@ -42,10 +43,22 @@ def duration(seconds: float) -> str:
     return f"{s // 3600}h{s % 3600 // 60:02d}m"
 
 
-def progress_line(p: IndexProgress | None, elapsed: float) -> str:
-    """One line: files done/total, chunks embedded, rate, ETA and time so far."""
+def progress_line(p: IndexProgress | None, elapsed: float, embedding_for: float = 0.0, embedded_before: int = 0) -> str:
+    """One line: files done/total, chunks embedded, rate, ETA and time so far; in the embedding
+    pass (every note written, `embedding_for` seconds of embedding that began with
+    `embedded_before` chunks embedded) the chunks left, their rate and ETA."""
     if p is None:
         return f"kbls index: scanning the folder ({duration(elapsed)} elapsed)"
+    if p.embedding:
+        done = p.chunks_embedded - embedded_before
+        rate = done / embedding_for if embedding_for > 0 else 0.0
+        eta = duration(p.chunks_left / rate) if rate > 0 else ("0s" if not p.chunks_left else "unknown")
+        total = p.chunks_embedded + p.chunks_left
+        return (
+            f"kbls index: {p.files_done}/{p.files_total} files written, every note searchable by its words; "
+            f"embedding {p.chunks_embedded}/{total} chunks ({100 * p.chunks_embedded // max(total, 1)}%), "
+            f"{rate:.1f} chunks/s, ETA {eta}, {duration(elapsed)} elapsed"
+        )
     percent = 100 * p.files_done // max(p.files_total, 1)
     files_rate = p.files_done / elapsed if elapsed > 0 else 0.0
     chunks_rate = p.chunks_embedded / elapsed if elapsed > 0 else 0.0
@@ -77,6 +90,8 @@ class IndexProgressOutput:
         self._clock = clock
         self._started = clock()
         self._latest: IndexProgress | None = None
+        #: when the embedding pass began, and the chunks embedded by then
+        self._embedding: tuple[float, int] | None = None
         self._drawn = 0.0  # when the bar was last drawn; 0: never
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -102,13 +117,18 @@ class IndexProgressOutput:
     def __call__(self, progress: IndexProgress) -> None:
         with self._lock:
             self._latest = progress
+            if progress.embedding and self._embedding is None:
+                self._embedding = (self._clock(), progress.chunks_embedded)
         if self.tty:
             self._draw_bar(progress)
 
     def line(self) -> str:
         with self._lock:
-            latest = self._latest
-        return progress_line(latest, self._clock() - self._started)
+            latest, embedding = self._latest, self._embedding
+        now = self._clock()
+        if embedding is None:
+            return progress_line(latest, now - self._started)
+        return progress_line(latest, now - self._started, now - embedding[0], embedding[1])
 
     def _tick(self) -> None:
         while not self._stop.wait(self.interval):
@@ -116,11 +136,19 @@ class IndexProgressOutput:
             self.stream.flush()
 
     def _draw_bar(self, p: IndexProgress) -> None:
-        if self._clock() - self._drawn < 0.1 and p.files_done < p.files_total:
+        if self._clock() - self._drawn < 0.1 and (p.files_done < p.files_total or p.chunks_left):
             return
         self._drawn = self._clock()
         width = 30
         filled = width * p.files_done // max(p.files_total, 1)
+        if p.embedding:  # every note written: the bar counts chunks
+            total = p.chunks_embedded + p.chunks_left
+            filled = width * p.chunks_embedded // max(total, 1)
+            self.stream.write(
+                f"\r[{'#' * filled}{'.' * (width - filled)}] embedding {p.chunks_embedded}/{total} chunks{'':<24}"
+            )
+            self.stream.flush()
+            return
         name = p.path if len(p.path) <= 40 else "…" + p.path[-39:]
         self.stream.write(
             f"\r[{'#' * filled}{'.' * (width - filled)}] {p.files_done}/{p.files_total} "

@@ -36,11 +36,13 @@ def test_the_real_cli_prints_progress_lines_on_a_non_terminal_stderr(tmp_path: P
     lines = [line for line in done.stderr.splitlines() if line.startswith("kbls index:")]
     assert len(lines) >= 2, done.stderr
     progress = [LINE.match(line) for line in lines if "files (" in line]
-    assert progress and all(progress), lines
+    embedding = [line for line in lines if "files written, every note searchable by its words" in line]
+    assert progress or embedding, lines  # the lexical pass is quick: its lines may all be of the embedding pass
+    assert all(progress), lines
     counts = [(int(m.group(1)), int(m.group(4))) for m in progress if m]
     assert all(int(m.group(2)) == files for m in progress if m), lines
     assert counts == sorted(counts), "files done and chunks embedded only grow"
-    assert counts[-1][1] <= report["embedded"]
+    assert not counts or counts[-1][1] <= report["embedded"]
     assert "\r" not in done.stderr, "no terminal bar in a log"
 
 
@@ -87,15 +89,40 @@ def test_the_pipeline_reports_each_file_each_model_batch_and_each_write(root, no
     seen: list[IndexProgress] = []
     engine = make_engine(root)
     engine.index(progress=seen.append)
-    # A note counts as done once written: these three wait for one batch, embedded after the last.
+    # Lexical first: each note is done once written (without vectors), then the pass embeds.
     assert seen == [
-        IndexProgress(0, 3, "n0.md", 0),
-        IndexProgress(0, 3, "n1.md", 0),
-        IndexProgress(0, 3, "n2.md", 0),
-        IndexProgress(0, 3, "n2.md", 3),
-        IndexProgress(3, 3, "n2.md", 3),
+        IndexProgress(1, 3, "n0.md", 0),
+        IndexProgress(2, 3, "n1.md", 0),
+        IndexProgress(3, 3, "n2.md", 0),
+        IndexProgress(3, 3, "n2.md", 0, chunks_left=3, embedding=True),
+        IndexProgress(3, 3, "n2.md", 3, chunks_left=0, embedding=True),
     ]
     later: list[IndexProgress] = []
     note("n3.md", "# Note 3\n\nbody 3\n")
     engine.index(progress=later.append)
-    assert later[-1] == IndexProgress(1, 1, "n3.md", 1), "only the new note is looked at"
+    assert later[-1] == IndexProgress(1, 1, "n3.md", 1, embedding=True), "only the new note is looked at"
+
+
+def test_in_the_embedding_pass_the_line_has_chunks_left_their_rate_and_eta() -> None:
+    p = IndexProgress(577, 577, "z.md", 1000, chunks_left=3000, embedding=True)
+    line = progress_line(p, elapsed=100.0, embedding_for=40.0, embedded_before=200)
+    assert line == (
+        "kbls index: 577/577 files written, every note searchable by its words; embedding 1000/4000 chunks (25%), "
+        "20.0 chunks/s, ETA 2m30s, 1m40s elapsed"
+    )
+    clock = iter([0.0, 0.0, 10.0, 30.0, 30.0]).__next__
+    out = io.StringIO()
+    output = IndexProgressOutput(out, tty=False, interval=3600, clock=clock)
+    with output:
+        output(IndexProgress(2, 2, "b.md", 0, chunks_left=100, embedding=True))  # embedding begins at 10 s
+        output(IndexProgress(2, 2, "b.md", 40, chunks_left=60, embedding=True))
+        assert output.line().endswith("embedding 40/100 chunks (40%), 2.0 chunks/s, ETA 30s, 30s elapsed")
+
+
+def test_the_cli_prints_the_embedding_pass_on_a_non_terminal_stderr(tmp_path: Path) -> None:
+    notes = tmp_path / "notes"
+    shutil.copytree(FIXTURES, notes)
+    env = child_env(tmp_path, KBLS_PROGRESS_INTERVAL="0.05")
+    done = run_kbls(["index", "--root", str(notes), "--store", str(tmp_path / "store")], tmp_path, env=env)
+    assert done.returncode == 0, done.stderr
+    assert re.search(r"files written, every note searchable by its words; embedding \d+/\d+ chunks", done.stderr), done.stderr

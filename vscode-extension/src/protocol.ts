@@ -68,6 +68,8 @@ export interface IndexInfo {
   state: IndexState;
   pending: number;
   error?: string | null;
+  /** Share (0–1) of the chunks with their vector: below 1 the answer is partial (words for every note). */
+  embedded?: number;
 }
 
 export interface SearchFilters {
@@ -132,6 +134,11 @@ export interface StatusResult {
   reusedSinceStart: number;
   roots: RootStatus[];
   error?: string | null;
+  /** The embedding pass, as in `kb/indexStatus`. */
+  embedded?: number;
+  waiting?: number;
+  rate?: number;
+  etaSeconds?: number | null;
 }
 
 export interface ReindexParams {
@@ -150,6 +157,12 @@ export interface IndexStatusNotification {
   chunks: number;
   message: string;
   error?: string | null;
+  /** Share (0–1) of the chunks with their vector: below 1, every note is found by its words, that share by meaning. */
+  embedded?: number;
+  /** Chunks waiting for their vector, chunks embedded per second lately, seconds left at that rate (null: unknown). */
+  waiting?: number;
+  rate?: number;
+  etaSeconds?: number | null;
 }
 
 /** `kb/tags`: the tags of the client's folders with their note counts, most used first. */

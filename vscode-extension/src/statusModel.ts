@@ -99,6 +99,8 @@ export function renderStatus(s: StatusSnapshot): StatusView {
       break;
   }
 
+  const embedding = embeddingView(s.index, click);
+  if (embedding) return embedding;
   const open = [...s.progress.values()];
   if (open.length > 0) {
     const p = open[open.length - 1];
@@ -149,6 +151,31 @@ export function renderStatus(s: StatusSnapshot): StatusView {
   }
   // Running, but neither progress nor a count has arrived yet.
   return { text: "$(sync~spin) KB: starting", tooltip: "The kbls server is running; waiting for the index state…" + click, busy: true, warning: false };
+}
+
+/** "45s", "3m05s", "1h02m" (as `kbls index` prints it). */
+export function duration(seconds: number): string {
+  const t = Math.max(0, Math.round(seconds));
+  if (t < 60) return `${t}s`;
+  if (t < 3600) return `${Math.floor(t / 60)}m${String(t % 60).padStart(2, "0")}s`;
+  return `${Math.floor(t / 3600)}h${String(Math.floor((t % 3600) / 60)).padStart(2, "0")}m`;
+}
+
+/** The embedding pass (every note written, vectors following): share, chunks left, rate, ETA. */
+function embeddingView(idx: IndexStatusNotification | undefined, click: string): StatusView | undefined {
+  if (!idx || !idx.waiting || idx.state === "error") return undefined;
+  const pct = Math.floor(100 * (idx.embedded ?? 0));
+  const eta = typeof idx.etaSeconds === "number" ? ` · ETA ${duration(idx.etaSeconds)}` : "";
+  const rate = idx.rate ? `, ${idx.rate.toFixed(1)} chunks/s` : "";
+  return {
+    text: `$(sync~spin) KB: embedding ${pct}%${eta}`,
+    tooltip:
+      `Every note is searchable by its words; ${plural(idx.waiting, "chunk")} of ${plural(idx.chunks, "chunk")} ` +
+      `wait for their vectors (${pct}% embedded${rate}${eta ? ", about " + eta.slice(7) + " left" : ""}). ` +
+      `Searches by meaning cover the embedded share meanwhile.` + click,
+    busy: true,
+    warning: false,
+  };
 }
 
 export function formatBytes(n: number): string {

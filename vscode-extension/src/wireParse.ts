@@ -164,7 +164,9 @@ export function parseHit(value: unknown, at = "hit"): Hit {
 
 function parseIndexInfo(value: unknown, at: string): IndexInfo {
   const o = object(value, at);
-  return { state: state(o, at), pending: integer(o, "pending", at, 0), ...errorField(o, at) };
+  const info: IndexInfo = { state: state(o, at), pending: integer(o, "pending", at, 0), ...errorField(o, at) };
+  if (typeof o.embedded === "number") info.embedded = o.embedded;
+  return info;
 }
 
 /** The answer of `kb/search` and `kb/related`. */
@@ -218,6 +220,7 @@ export function parseStatusResult(value: unknown): StatusResult {
     reusedSinceStart: integer(o, "reusedSinceStart", at),
     roots: array(o, "roots", at, parseRootStatus),
     ...errorField(o, at),
+    ...embeddingFields(o),
   };
 }
 
@@ -238,7 +241,18 @@ export function parseIndexStatus(value: unknown): IndexStatusNotification {
     chunks: integer(o, "chunks", at),
     message: o.message === undefined ? "" : string(o, "message", at),
     ...errorField(o, at),
+    ...embeddingFields(o),
   };
+}
+
+/** The embedding pass's optional fields of `kb/indexStatus` (a server before them sends none). */
+function embeddingFields(o: Record<string, unknown>): Pick<IndexStatusNotification, "embedded" | "waiting" | "rate" | "etaSeconds"> {
+  const out: Pick<IndexStatusNotification, "embedded" | "waiting" | "rate" | "etaSeconds"> = {};
+  if (typeof o.embedded === "number") out.embedded = o.embedded;
+  if (typeof o.waiting === "number") out.waiting = o.waiting;
+  if (typeof o.rate === "number") out.rate = o.rate;
+  if (typeof o.etaSeconds === "number" || o.etaSeconds === null) out.etaSeconds = o.etaSeconds;
+  return out;
 }
 
 function parseBacklink(value: unknown, at: string): Backlink {

@@ -48,6 +48,20 @@ describe("kbls.status", function()
     assert.matches("model: %?", lines[2])
   end)
 
+  it("shows the embedding pass: share, chunks waiting, rate and ETA", function()
+    local embedding = vim.deepcopy(st)
+    embedding.state, embedding.embedded, embedding.waiting, embedding.rate, embedding.etaSeconds =
+      "indexing", 0.42, 818, 31.2, 65
+    local text = table.concat(status.lines(embedding), "\n")
+    local expected = "embedding: 42% of the chunks have their vectors, 818 waiting, 31.2 chunks/s, ETA 1m05s"
+    assert.matches(expected, text, 1, true)
+    assert.is_nil(table.concat(status.lines(st), "\n"):find("embedding:", 1, true))
+    local index = { state = "indexing", pending = 0, embedded = 0.42, waiting = 818, etaSeconds = 26 }
+    assert.equals("kb: embedding 42% ETA 26s", status.short(index))
+    assert.matches("42%% embedded: every note by its words", status.partial(index))
+    assert.equals("1h02m", status.duration(3725))
+  end)
+
   it("formats sizes", function()
     assert.equals("512 B", status.human_bytes(512))
     assert.equals("1.5 KiB", status.human_bytes(1536))

@@ -57,6 +57,15 @@ class IndexState:
     error: str | None = None
     #: chunks whose text waits for its vector (lexical first: found by words, not yet by meaning)
     waiting: int = 0
+    #: chunks embedded per second lately (0: nothing embedded lately)
+    rate: float = 0.0
+
+    @property
+    def eta_s(self) -> float | None:
+        """Seconds until every chunk has its vector at `rate`; None when unknown, 0 when none waits."""
+        if not self.waiting:
+            return 0.0
+        return self.waiting / self.rate if self.rate > 0 else None
 
     @property
     def embedded(self) -> float:

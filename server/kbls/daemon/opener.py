@@ -14,6 +14,7 @@ listed with the problem the same way until the file is fixed.
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable
 from dataclasses import KW_ONLY, dataclass, field
 from pathlib import Path
@@ -50,12 +51,24 @@ def daemon_defaults(config: Config) -> Config:
     onnxruntime's peak memory grows with the batch: `kbls serve` indexing Rust by Example peaked
     at 1.8 GB RSS with 32 texts per call, 0.65 GB with 8 and 0.46 GB with 4, for about 30 % less
     throughput than 32 (4 and 8 alike). A daemon living next to an editor should stay small;
-    `kbls index` keeps the faster default.
+    `kbls index` keeps the faster default. The model's threads (`model.threads` unset) leave a
+    core to the editor (`daemon_threads`).
     """
-    if config.model.batch_size != ModelConfig().batch_size:
-        return config  # set in .kbls.yaml or initializationOptions: respected
-    model = msgspec.structs.replace(config.model, batch_size=DAEMON_BATCH_SIZE)
-    return msgspec.structs.replace(config, model=model)
+    model = config.model
+    if model.batch_size == ModelConfig().batch_size:  # else set in .kbls.yaml or initializationOptions
+        model = msgspec.structs.replace(model, batch_size=DAEMON_BATCH_SIZE)
+    if model.threads is None:  # a core left for the editor (and the daemon's own queries)
+        model = msgspec.structs.replace(model, threads=daemon_threads())
+    return config if model is config.model else msgspec.structs.replace(config, model=model)
+
+
+def daemon_threads() -> int:
+    """The model's threads in the daemon: one less than the CPUs this process may use, at least 1."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not on Linux
+        cpus = os.cpu_count() or 2
+    return max(1, cpus - 1)
 
 
 def config_stamp(folder: Path) -> tuple[int, int] | None:

@@ -192,7 +192,7 @@ class Daemon:
         return IndexState(
             state=state, pending=queue.pending, files=sum(v.files for v in views),
             chunks=sum(v.chunks for v in views), message=message, error="; ".join(errors) or None,
-            waiting=queue.waiting,
+            waiting=queue.waiting, rate=queue.rate,
         )
 
     def tell_state(self, listener: Listener) -> None:

@@ -33,16 +33,19 @@ from kbls.daemon.answers import SafeListener
 from kbls.daemon.jobs import Job, JobQueue, OpenRequest, Outcome, RootChanges, Run, Stop, Wait
 from kbls.daemon.notices import JobNotices
 from kbls.daemon.opener import RootOpener
+from kbls.daemon.priority import lower_priority
 from kbls.daemon.roots import Root, RootRegistry
 from kbls.daemon.status import StatusReporter
 from kbls.errors import KblsError, ModelError, StoreBusyError, StoreFullError
-from kbls.indexing.progress import IndexProgress
+from kbls.indexing.progress import IndexProgress, Rate
 from kbls.results import IndexReport
 
 log = logging.getLogger(__name__)
 
 #: seconds an embedding job runs before it yields to the queue (and is queued again)
 EMBED_STEP_S = 2.0
+#: added to the index thread's nice value: the editor and the daemon's queries come first
+INDEX_NICENESS = 10
 
 STORE_REPLACED = (
     "the store {path} was deleted or replaced while kbls was running (a cleared cache, `kbls index --rebuild`); "
@@ -60,6 +63,8 @@ class QueueView:
     model_error: str | None
     #: chunks whose text waits for its vector, every open root together
     waiting: int = 0
+    #: chunks embedded per second lately (0: none lately)
+    rate: float = 0.0
 
 
 class Worker:
@@ -91,6 +96,8 @@ class Worker:
         self._open_notes: dict[str, Counter[str]] = {}
         #: per root: chunks waiting for their vectors after its last job
         self._waiting: dict[str, int] = {}
+        #: chunks embedded per second lately, every root together (for the ETA)
+        self._rate = Rate()
 
     # -- any thread ----------------------------------------------------------------------------
     def start(self) -> None:
@@ -154,6 +161,7 @@ class Worker:
                 idle=self._queue.idle and not self._applying, pending=self._queue.pending(self._registry.known_files),
                 model_loaded=self._model_loaded, model_error=self._model_error,
                 waiting=sum(n for k, n in self._waiting.items() if self._queue.is_known(k)),
+                rate=self._rate.per_second(time.monotonic()),
             )
 
     def wait_idle(self, timeout: float) -> bool:
@@ -169,6 +177,7 @@ class Worker:
 
     # -- the thread ----------------------------------------------------------------------------
     def _run(self) -> None:
+        lower_priority(INDEX_NICENESS)  # before the model loads: its threads inherit it
         self._reporter.begin_progress("loading the model")
         self._reporter.emit(force=True)
         with self._cond:
@@ -306,14 +315,20 @@ class Worker:
         if job.progress:
             self._reporter.begin_progress("scanning")
 
+        embedded = 0
+
         def progress(p: IndexProgress) -> None:
+            nonlocal embedded
             with self._cond:
                 if self._queue.running is not None:
                     self._queue.running.remaining = p.files_total - p.files_done
                 if p.embedding:
                     self._waiting[run.key] = p.chunks_left
+                if p.chunks_embedded > embedded:
+                    self._rate.add(p.chunks_embedded - embedded, time.monotonic())
+                    embedded = p.chunks_embedded
             if p.embedding:
-                total = max(root.chunks, p.chunks_left)
+                total = max(root.chunks, p.chunks_left, 1)
                 if self._reporter.report_progress(total - p.chunks_left, total, f"embedding: {p.chunks_left} chunks left"):
                     self._reporter.emit("embedding")
             elif self._reporter.report_progress(p.files_done, p.files_total):

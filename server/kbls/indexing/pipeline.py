@@ -360,6 +360,6 @@ class _Batch:
             written, added, waiting = self.pipeline.store.write_note(prepared.record, vectors, prepared.texts)
             report.changed += 1
             report.reused += written - added - waiting
-        self.tracker.written(len(self.notes))
+        self.tracker.written(len(self.notes), tell=not self.lexical)  # lexical: told as each file is looked at
         self.notes.clear()
         self.missing.clear()

@@ -51,9 +51,10 @@ class Tracker:
         self.chunks_left = max(self.chunks_left - count, 0)
         self.tell()
 
-    def written(self, count: int) -> None:
+    def written(self, count: int, *, tell: bool = True) -> None:
         self.waiting -= count
-        self.tell()
+        if tell:
+            self.tell()
 
     def start_embedding(self, left: int) -> None:
         self.embedding, self.chunks_left = True, left
@@ -67,3 +68,26 @@ class Tracker:
                     done, self.files_total, self.path, self.chunks_embedded, self.chunks_left, self.embedding
                 )
             )
+
+
+class Rate:
+    """Chunks embedded per second over the last `window` seconds (what an ETA is made of)."""
+
+    def __init__(self, window: float = 30.0) -> None:
+        self.window = window
+        self._samples: list[tuple[float, int]] = []  # (time, chunks embedded so far)
+        self._total = 0
+
+    def add(self, count: int, now: float) -> None:
+        if not self._samples:
+            self._samples.append((now, 0))  # the clock starts at the first batch's start
+        self._total += count
+        self._samples.append((now, self._total))
+        while len(self._samples) > 2 and now - self._samples[1][0] > self.window:
+            self._samples.pop(0)
+
+    def per_second(self, now: float) -> float:
+        if len(self._samples) < 2:
+            return 0.0
+        (start, first), (_, last) = self._samples[0], self._samples[-1]
+        return (last - first) / max(now - start, 1e-9)

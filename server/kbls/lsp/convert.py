@@ -6,6 +6,8 @@ makes URIs, ranges and camelCase structs of them, and the hover and workspace-sy
 
 from __future__ import annotations
 
+from typing import Any
+
 import msgspec
 from lsprotocol import types
 
@@ -96,7 +98,7 @@ def index_status(state: IndexState) -> wire.IndexStatus:
     """The `kb/indexStatus` notification."""
     return wire.IndexStatus(
         state=state.state, pending=state.pending, files=state.files, chunks=state.chunks,
-        message=state.message, error=state.error, embedded=round(state.embedded, 4), waiting=state.waiting,
+        message=state.message, error=state.error, **_embedding(state),
     )
 
 
@@ -143,7 +145,16 @@ def status_result(status: DaemonStatus) -> wire.StatusResult:
         model=status.model, dimension=status.dimension,
         embedded_since_start=status.embedded_since_start, reused_since_start=status.reused_since_start,
         roots=[_root_status(r) for r in status.roots], error=status.index.error,
+        **_embedding(status.index),
     )
+
+
+def _embedding(state: IndexState) -> dict[str, Any]:
+    """The embedding pass's fields of `kb/indexStatus` and `kb/status`."""
+    return {
+        "embedded": round(state.embedded, 4), "waiting": state.waiting, "rate": round(state.rate, 1),
+        "eta_seconds": None if state.eta_s is None else round(state.eta_s),
+    }
 
 
 # -- LSP shapes ------------------------------------------------------------------------------

@@ -266,6 +266,11 @@ class StatusResult(_Health, frozen=True, kw_only=True):
     embedded_since_start: int
     reused_since_start: int
     roots: list[RootStatus]
+    #: the embedding pass, as in `IndexStatus`
+    embedded: float = 1.0
+    waiting: int = 0
+    rate: float = 0.0
+    eta_seconds: float | None = None
 
 
 class IndexStatus(_Health, frozen=True, kw_only=True):
@@ -279,6 +284,9 @@ class IndexStatus(_Health, frozen=True, kw_only=True):
     embedded: float = 1.0
     #: chunks still waiting for their vector
     waiting: int = 0
+    #: chunks embedded per second lately, and the seconds until none waits at that rate (null: unknown)
+    rate: float = 0.0
+    eta_seconds: float | None = None
 
 
 class BacklinksParams(_Wire, frozen=True):

@@ -146,3 +146,19 @@ test("kb/status saying ready with an empty queue also ends a progress left open"
   m.applyStatusResult(s, { ...status, state: "ready", queue: 0 });
   assert.equal(m.renderStatus(s).text, "$(book) KB: 6 notes");
 });
+
+test("while the vectors follow, the status bar shows the share embedded and the ETA", () => {
+  const s = m.emptySnapshot();
+  s.phase = "running";
+  m.applyProgress(s, "t1", { kind: "begin", title: "kbls: indexing", message: "embedding: 818 chunks left", percentage: 42 });
+  m.applyIndexStatus(s, {
+    state: "indexing", pending: 0, files: 198, chunks: 1410, message: "embedding", error: null,
+    embedded: 0.42, waiting: 818, rate: 31.2, etaSeconds: 26,
+  });
+  const v = m.renderStatus(s);
+  assert.equal(v.text, "$(sync~spin) KB: embedding 42% · ETA 26s");
+  assert.match(v.tooltip, /Every note is searchable by its words; 818 chunks of 1,410 chunks wait for their vectors \(42% embedded, 31\.2 chunks\/s, about 26s left\)/);
+  m.applyIndexStatus(s, { state: "ready", pending: 0, files: 198, chunks: 1410, message: "", error: null, embedded: 1, waiting: 0, rate: 0, etaSeconds: 0 });
+  assert.equal(m.renderStatus(s).text, "$(book) KB: 198 notes");
+  assert.equal(m.duration(3725), "1h02m");
+});
