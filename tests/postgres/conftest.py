@@ -8,6 +8,7 @@ skipped with the reason printed.
 from __future__ import annotations
 
 import shutil
+import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -21,14 +22,21 @@ from kbls.indexing.embed import Embedder
 
 
 @pytest.fixture(scope="session")
-def pg_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+def pg_server() -> Iterator[Any]:
+    """The session's server, its cluster in a folder of its own: pytest deletes old base temp
+    folders when later sessions start (another run beside this one would delete the cluster), and
+    a unix socket's path must stay short."""
+    folder = Path(tempfile.mkdtemp(prefix="kbls-pg-"))
     try:
-        server = start_server(tmp_path_factory.mktemp("pgserver"))
-    except PgUnavailable as exc:
-        print(f"\nteam store tests skipped: {exc}")
-        pytest.skip(str(exc))
-    yield server
-    server.cleanup()
+        try:
+            server = start_server(folder / "data")
+        except PgUnavailable as exc:
+            print(f"\nteam store tests skipped: {exc}")
+            pytest.skip(str(exc))
+        yield server
+        server.cleanup()
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture

@@ -21,6 +21,7 @@ from kbls.storage.connection import Connection, connect
 from kbls.storage.postgres.location import PgLocation
 from kbls.storage.postgres.store import PostgresStore
 from kbls.storage.records import ChunkRecord, LinkSpan, NoteRecord, NoteSpans, Span, TagSpan
+from kbls.storage.roles import NoteWriter
 
 
 class PgUnavailable(Exception):
@@ -50,8 +51,9 @@ def new_database(server: Any, name: str | None = None) -> str:
     return str(admin).replace("postgres:@", "postgres@").replace("/postgres?", f"/{name}?", 1)
 
 
-def copy_sqlite_store(sqlite_file: Path, store: PostgresStore) -> int:
-    """Write every note of a SQLite store file into `store`, vectors included; returns notes copied."""
+def copy_sqlite_store(sqlite_file: Path, store: NoteWriter) -> int:
+    """Write every note of a SQLite store file into `store` (a team store, or another SQLite
+    store to compare write throughput), vectors included; returns the notes copied."""
     src = connect(sqlite_file, read_only=True)
     copied = 0
     columns = {row[1] for row in src.execute("PRAGMA table_info(files)")}

@@ -145,7 +145,7 @@ class RootOpener:
             files=counts.files, chunks=counts.chunks,
         )
         serving = self.registry.get(request.key)
-        if engine.read_only:
+        if engine.read_only and not engine.team:  # a team store is read-only for good: its worker writes it
             self._reopen_later(request)
         elif serving is not None and serving.read_only:
             self.listener.show(logging.INFO, f"kbls: the store of {folder} can be written again; indexing resumed")

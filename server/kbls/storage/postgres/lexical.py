@@ -24,25 +24,32 @@ WITH p AS (
     SELECT * FROM unnest(%(i)s::int[], %(n)s::int[], %(lo)s::text[], %(hi)s::text[], %(idf)s::float8[])
         AS p(i, n, lo, hi, idf)
 ), token_hits AS (
-    SELECT ct.chunk_id, p.i, p.n, p.idf, p.lo, sum(ct.tf) AS f
+    SELECT ct.chunk_id, ct.ntok, p.i, p.n, p.idf, p.lo, sum(ct.tf) AS f
     FROM p JOIN chunk_terms ct ON ct.root_id = %(root)s AND ct.term >= p.lo AND ct.term < p.hi
-    GROUP BY ct.chunk_id, p.i, p.n, p.idf, p.lo
+    GROUP BY ct.chunk_id, ct.ntok, p.i, p.n, p.idf, p.lo
 ), phrase_hits AS (
-    SELECT chunk_id, idf, min(f) AS f FROM token_hits GROUP BY chunk_id, i, n, idf HAVING count(*) = n
+    SELECT chunk_id, ntok, idf, min(f) AS f FROM token_hits GROUP BY chunk_id, ntok, i, n, idf HAVING count(*) = n
 )
-SELECT h.chunk_id, -sum(h.idf * h.f * %(k1p1)s / (h.f + %(k1)s * (1 - %(b)s + %(b)s * c.ntok / %(avgdl)s))) AS rank
-FROM phrase_hits h JOIN chunks c ON c.id = h.chunk_id {join}
+SELECT h.chunk_id, -sum(h.idf * h.f * %(k1p1)s / (h.f + %(k1)s * (1 - %(b)s + %(b)s * h.ntok / %(avgdl)s))) AS rank
+FROM phrase_hits h {join}
 {where}
 GROUP BY h.chunk_id ORDER BY rank, h.chunk_id LIMIT %(limit)s
 """
 
+#: how many chunks hold each phrase (every token of it), all phrases of a query in one round trip.
 _PHRASE_DOCS_SQL = """
-SELECT count(*) FROM (
-    SELECT ct.chunk_id FROM unnest(%(lo)s::text[], %(hi)s::text[]) AS p(lo, hi)
+SELECT i, count(*) FROM (
+    SELECT ct.chunk_id, p.i FROM unnest(%(i)s::int[], %(n)s::int[], %(lo)s::text[], %(hi)s::text[]) AS p(i, n, lo, hi)
     JOIN chunk_terms ct ON ct.root_id = %(root)s AND ct.term >= p.lo AND ct.term < p.hi
-    GROUP BY ct.chunk_id HAVING count(DISTINCT p.lo) = %(n)s
-) AS holding
+    GROUP BY ct.chunk_id, p.i, p.n HAVING count(DISTINCT p.lo) = p.n
+) AS holding GROUP BY i
 """
+
+
+def _ranges(phrase: Phrase) -> list[tuple[str, str]]:
+    """The term ranges of each token of a phrase (the last one a prefix range for a prefix phrase)."""
+    last = len(phrase.tokens) - 1
+    return sorted({Phrase((t,), phrase.prefix and k == last).range for k, t in enumerate(phrase.tokens)})
 
 
 class PgLexical:
@@ -102,20 +109,20 @@ class PgLexical:
                 self._docs.update(counted)
         return {t: n for t, n in known.items() if n}
 
-    def _phrase_doc_count(self, phrase: Phrase) -> int:
+    def _phrase_doc_counts(self, found: list[Phrase]) -> list[int]:
+        """How many chunks of the root hold each phrase (remembered until the root changes)."""
         with self._lock:
-            known = self._phrase_docs.get(phrase)
-        if known is not None:
-            return known
-        ranges = [Phrase((t,), phrase.prefix and k == len(phrase.tokens) - 1).range for k, t in enumerate(phrase.tokens)]
-        row = self.pool.one(
-            _PHRASE_DOCS_SQL,
-            {"lo": [r[0] for r in ranges], "hi": [r[1] for r in ranges], "root": self.root_id, "n": len(set(ranges))},
-        )
-        count = int(row[0]) if row else 0
-        with self._lock:
-            self._phrase_docs[phrase] = count
-        return count
+            known = {p: self._phrase_docs[p] for p in found if p in self._phrase_docs}
+        missing = [p for p in dict.fromkeys(found) if p not in known]
+        if missing:
+            rows = [(index, len(ranges), low, high) for index, ranges in enumerate(map(_ranges, missing)) for low, high in ranges]
+            params: Params = {"root": self.root_id, **{key: [r[k] for r in rows] for k, key in enumerate(("i", "n", "lo", "hi"))}}
+            counted = {int(i): int(n) for i, n in self.pool.fetch(_PHRASE_DOCS_SQL, params)}
+            fresh = {phrase: counted.get(index, 0) for index, phrase in enumerate(missing)}
+            known.update(fresh)
+            with self._lock:
+                self._phrase_docs.update(fresh)
+        return [known[p] for p in found]
 
     def lexical(self, match: str, filters: Filters, limit: int) -> list[tuple[int, float]]:
         """(chunk id, FTS5-style bm25: lower is better) best first."""
@@ -127,13 +134,10 @@ class PgLexical:
             return []
         params: Params = {"root": self.root_id, "k1": K1, "k1p1": K1 + 1, "b": B, "avgdl": avgdl, "limit": limit}
         i, n, lo, hi, idf = [], [], [], [], []
-        for index, phrase in enumerate(found):
-            docs = self._phrase_doc_count(phrase)
+        for index, (phrase, docs) in enumerate(zip(found, self._phrase_doc_counts(found), strict=True)):
             weight = math.log((chunks - docs + 0.5) / (docs + 0.5))
-            ranges = {
-                Phrase((t,), phrase.prefix and k == len(phrase.tokens) - 1).range for k, t in enumerate(phrase.tokens)
-            }
-            for low, high in sorted(ranges):
+            ranges = _ranges(phrase)
+            for low, high in ranges:
                 i.append(index)
                 n.append(len(ranges))
                 lo.append(low)
@@ -144,5 +148,7 @@ class PgLexical:
             sql = _SCORE_SQL.format(join="", where="")
         else:
             where = filter_sql(filters, params)
-            sql = _SCORE_SQL.format(join="JOIN files f ON f.id = c.file_id", where=f"WHERE {where}")
+            sql = _SCORE_SQL.format(
+                join="JOIN chunks c ON c.id = h.chunk_id JOIN files f ON f.id = c.file_id", where=f"WHERE {where}"
+            )
         return [(int(chunk), float(rank)) for chunk, rank in self.pool.fetch(sql, params)]

@@ -77,6 +77,7 @@ CREATE TABLE IF NOT EXISTS chunk_terms (
     root_id integer NOT NULL,
     term text COLLATE "C" NOT NULL,
     tf real NOT NULL,
+    ntok integer NOT NULL,  -- the chunk's token count again: BM25 reads no chunk row
     PRIMARY KEY (chunk_id, term)
 );
 CREATE INDEX IF NOT EXISTS chunk_terms_term ON chunk_terms(root_id, term);

@@ -43,7 +43,7 @@ class PostgresStore(PgReads, PgSpans, PgWrites):
             self.db.close()
             raise
         self.db.close()  # connections opened before the `vector` type existed cannot bind vectors
-        self.db = PgPool(location.conninfo, location.display)
+        self.db = PgPool(location.conninfo, location.display, writer=write)
         self.db.vectors_ready = True
         self._read_only = not write
         self._lock = PgWriterLock(self.db, location.root_name)

@@ -6,7 +6,8 @@ of the collection), and the fused ranking of `kbls.retrieval.hybrid` is tuned on
 count) and each chunk's token count, and computes FTS5's formula in SQL (`kbls.storage.postgres
 .lexical`): per query phrase, IDF = ln((N − n + 0.5) / (n + 0.5)) (1e-6 when ≤ 0), weighted
 frequency f = Σ column weight × occurrences, score = Σ IDF × f (k1 + 1) / (f + k1 (1 − b + b·D/avgD))
-with D the chunk's tokens over its three columns; k1 = 1.2, b = 0.75 (FTS5's constants).
+with D the chunk's tokens over its four columns (title, breadcrumb, body, and the extra terms of
+`kbls.query.tokens.index_terms`); k1 = 1.2, b = 0.75 (FTS5's constants).
 
 Tokens are FTS5 `unicode61 remove_diacritics 0`'s: runs of letters, digits and private-use
 characters (`_` and marks separate), lowercased. `kbls.storage.fts` defines the SQLite side;
@@ -19,6 +20,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
+from kbls.query.tokens import index_terms
 from kbls.storage.fts import BM25_WEIGHTS
 
 K1 = 1.2
@@ -34,10 +36,12 @@ def tokens(text: str) -> list[str]:
 
 
 def chunk_terms(title: str, breadcrumb: str, body: str) -> tuple[dict[str, float], int]:
-    """(term -> weighted count over title, breadcrumb and body, token count of the three)."""
+    """(term -> weighted count, token count) over the four texts of a chunk's FTS5 row: title,
+    breadcrumb, body and the extra terms made of them (CamelCase parts, CJK bigrams)."""
     weighted: dict[str, float] = {}
     total = 0
-    for text, weight in zip((title, breadcrumb, body), BM25_WEIGHTS, strict=True):
+    texts = (title, breadcrumb, body, index_terms(title, breadcrumb, body))
+    for text, weight in zip(texts, BM25_WEIGHTS, strict=True):
         found = tokens(text)
         total += len(found)
         for term, count in Counter(found).items():

@@ -17,6 +17,8 @@ from kbls.storage.postgres.connection import PgPool
 #: pgvector's upper bound of hnsw.ef_search.
 MAX_EF_SEARCH = 1000
 MIN_EF_SEARCH = 100
+#: the HNSW scan is an index scan: without index scans the search is exact.
+EXACT = "SET LOCAL enable_indexscan = off"
 
 
 class PgVectors:
@@ -36,32 +38,28 @@ class PgVectors:
         if allowed is not None:
             if not len(allowed):
                 return []
-            with self.pool.atomic() as c:
-                c.execute("SET LOCAL enable_indexscan = off")  # the HNSW scan is an index scan: exact instead
-                rows = c.execute(
-                    "SELECT id, 1 - (embedding <=> %s) FROM embeddings WHERE id = ANY(%s) "
-                    "ORDER BY embedding <=> %s, id LIMIT %s",
-                    (vector, [int(i) for i in allowed], vector, n),
-                ).fetchall()
+            rows = self.pool.fetch(
+                "SELECT id, 1 - (embedding <=> %s) FROM embeddings WHERE id = ANY(%s) ORDER BY embedding <=> %s, id LIMIT %s",
+                (vector, [int(i) for i in allowed], vector, n),
+                settings=[EXACT],
+            )
         else:
             ef = min(MAX_EF_SEARCH, max(MIN_EF_SEARCH, 2 * n))
-            with self.pool.atomic() as c:
-                c.execute(f"SET LOCAL hnsw.ef_search = {int(ef)}")
-                rows = c.execute(
-                    "SELECT id, 1 - (embedding <=> %s) AS similarity FROM embeddings ORDER BY embedding <=> %s LIMIT %s",
-                    (vector, vector, n),
-                ).fetchall()
+            rows = self.pool.fetch(
+                "SELECT id, 1 - (embedding <=> %s) AS similarity FROM embeddings ORDER BY embedding <=> %s LIMIT %s",
+                (vector, vector, n),
+                settings=[f"SET LOCAL hnsw.ef_search = {int(ef)}"],
+            )
         return [(int(i), float(s)) for i, s in rows]
 
     def exact_top(self, query: np.ndarray, n: int) -> list[tuple[int, float]]:
         """`top` without the index: what HNSW recall is measured against."""
         vector = np.asarray(query, dtype=np.float32)
-        with self.pool.atomic() as c:
-            c.execute("SET LOCAL enable_indexscan = off")
-            rows = c.execute(
-                "SELECT id, 1 - (embedding <=> %s) FROM embeddings ORDER BY embedding <=> %s, id LIMIT %s",
-                (vector, vector, n),
-            ).fetchall()
+        rows = self.pool.fetch(
+            "SELECT id, 1 - (embedding <=> %s) FROM embeddings ORDER BY embedding <=> %s, id LIMIT %s",
+            (vector, vector, n),
+            settings=[EXACT],
+        )
         return [(int(i), float(s)) for i, s in rows]
 
     def similarities(self, query: np.ndarray, embedding_ids: list[int]) -> dict[int, float]:
