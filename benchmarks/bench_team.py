@@ -280,7 +280,7 @@ def write_doc(results: dict[str, Any]) -> None:
             efs = sorted(int(k[2:]) for k in rc if k.startswith("ef"))
             recall_rows.append(
                 f"| {int(key.split('-')[1]):,} | "
-                + " | ".join(f"ef {ef}: {rc[f'ef{ef}']['recall']:.3f} ({rc[f'ef{ef}']['p50_ms']:.1f} ms)" for ef in efs) + " |"
+                + "; ".join(f"ef {ef}: {rc[f'ef{ef}']['recall']:.3f} ({rc[f'ef{ef}']['p50_ms']:.1f} ms)" for ef in efs) + " |"
             )
         lines += ["", "HNSW recall@10 against the exact scan (p50 of one index query):", ""]
         lines += ["| chunks | recall@10 by ef_search |", "|---|---|", *recall_rows, ""]
