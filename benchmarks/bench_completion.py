@@ -35,7 +35,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as `kbls serve` does (see kbls/lsp/server.py)
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as `kbls serve` does (see kbls/daemon/__init__.py)
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "server"))

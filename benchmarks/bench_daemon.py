@@ -41,7 +41,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as `kbls serve` does (see kbls/lsp/server.py)
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as `kbls serve` does (see kbls/daemon/__init__.py)
 
 import numpy as np
 

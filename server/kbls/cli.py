@@ -211,7 +211,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         relayed = serve_through_daemon(args.log_file, args.log_level)
         if relayed is not None:
             return relayed
-    from kbls.lsp.server import serve
+    from kbls.lsp.main import serve
 
     return serve(tcp=args.tcp, log_file=args.log_file, log_level=args.log_level) or 0
 

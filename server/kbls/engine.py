@@ -21,7 +21,7 @@ from kbls.indexing.chunk import Chunker
 from kbls.indexing.embed import Embedder
 from kbls.indexing.pipeline import IndexPipeline, ProgressFn
 from kbls.indexing.scan import Scanner
-from kbls.limits import MAX_LIMIT, MIN_LIMIT, MODES, Mode
+from kbls.limits import MAX_LIMIT, MIN_LIMIT, MODES, RELATED_LIMIT, Mode
 from kbls.links.suggest import NoteLinks
 from kbls.links.view import NoteView
 from kbls.query.filters import Filters
@@ -199,7 +199,7 @@ class Engine:
         hits = self.searcher.search(parsed, limit, chosen, group_by_file, explain, section_snippets)
         return SearchResult(hits, chosen, (time.perf_counter() - started) * 1000)
 
-    def related(self, path: Path, line: int | None = None, *, limit: int = 10) -> list[Hit]:
+    def related(self, path: Path, line: int | None = None, *, limit: int = RELATED_LIMIT) -> list[Hit]:
         """Notes near `path` (or the section at `line`) by meaning, links and tags; never itself."""
         _check_limit(limit)
         return related_notes(self.store, self.vectors, self.root, self.scanner.relative(path), line, limit)

@@ -65,9 +65,3 @@ class Leased(Generic[T]):
     def retired(self) -> bool:
         with self._lock:
             return self._retired
-
-    @property
-    def leases(self) -> int:
-        """Leases in flight (tests, status)."""
-        with self._lock:
-            return self._leases

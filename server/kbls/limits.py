@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+from typing import Literal
 
 
 class Mode(str, enum.Enum):
@@ -15,6 +16,9 @@ class Mode(str, enum.Enum):
 
 MODES: tuple[str, ...] = tuple(mode.value for mode in Mode)
 
+# The index's state word (kb/indexStatus, `index.state` in answers).
+State = Literal["loading", "indexing", "ready", "error"]
+
 # Results per request (`limit` of kb/search, kb/related, `search.limit`).
 MIN_LIMIT = 1
 MAX_LIMIT = 200
@@ -24,7 +28,7 @@ RELATED_LIMIT = 10
 # Longest query text accepted; longer text is refused on the wire and cut in workspace/symbol.
 MAX_QUERY_CHARS = 4096
 
-# Largest LSP frame body accepted (bytes); a bigger one is answered with a parse error (kbls.lsp.framing).
+# Largest LSP frame body accepted (bytes); a bigger one is answered with a parse error (kbls.jsonrpc).
 MAX_FRAME_BYTES = 64 * 1024 * 1024
 
 # Tags per `kb/tags` answer (its `limit`: 1..MAX_TAGS, default MAX_TAGS).

@@ -30,7 +30,7 @@ import pytest
 from tests.support.raw_stdio import RawStdio, frame, initialize_params, read_message
 from tests.support.user_daemon import daemon_pids
 
-from kbls.lsp.framing import MAX_HEADER_LINE_BYTES, FrameReader, Malformed
+from kbls.jsonrpc import MAX_HEADER_LINE_BYTES, FrameReader, Malformed
 
 
 def _status(msg_id: str) -> dict[str, object]:

@@ -6,7 +6,7 @@ import threading
 import time
 from pathlib import Path
 
-from kbls.userdaemon.host import SharedDaemon
+from kbls.daemon.host import SharedDaemon
 
 
 def test_a_folder_released_by_one_client_as_another_takes_it_stays_open(tmp_path: Path) -> None:
@@ -34,5 +34,4 @@ def test_a_folder_released_by_one_client_as_another_takes_it_stays_open(tmp_path
     assert closing.wait(5)
     host.acquire(folder.as_uri(), folder)  # the other window, while the first one's close is on its way
     leaving.join(5)
-    assert host.held() == {str(folder): 1}
     assert host.daemon._worker.is_known(str(folder)), "the folder a client holds was closed"

@@ -24,8 +24,8 @@ import pytest
 from tests.support.lsp_client import LspSession
 from tests.support.user_daemon import DaemonEnv
 
+from kbls.daemon.host import SharedDaemon
 from kbls.userdaemon import paths
-from kbls.userdaemon.host import SharedDaemon
 from kbls.userdaemon.listener import SocketServer, bind_socket, peer_allowed, peer_credentials
 
 NOBODY = 65534

@@ -11,16 +11,15 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Generic, Literal, Protocol, TypeVar
+from typing import Generic, Protocol, TypeVar
 
 from kbls.errors import BeingReopenedError
-from kbls.limits import Mode
+from kbls.limits import Mode, State
 from kbls.query.filters import Filters
 from kbls.results import Hit, NoteSummary, RootStatus, TagCount
 
 log = logging.getLogger(__name__)
 
-State = Literal["loading", "indexing", "ready", "error"]
 T = TypeVar("T")
 
 

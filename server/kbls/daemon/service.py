@@ -200,10 +200,6 @@ class Daemon:
         started: no change may come to tell it), ordered with the notifications to everyone."""
         self._reporter.tell(SafeListener(listener))
 
-    @property
-    def state(self) -> str:
-        return self.index_state().state
-
     def wait_idle(self, timeout: float) -> bool:
         """Block until nothing is queued or running (tests, benchmarks)."""
         return self._worker.wait_idle(timeout)

@@ -17,8 +17,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from kbls.daemon.answers import IndexState, SafeListener, State
+from kbls.daemon.answers import IndexState, SafeListener
 from kbls.daemon.roots import RefusedView
+from kbls.limits import State
 from kbls.results import RootStatus, SqliteInfo
 
 #: at most this many progress reports and status notifications per second.

@@ -16,7 +16,7 @@ then queues an embedding job that embeds for EMBED_STEP_S at a time and is queue
 nothing is pending, behind every save and scan (a save stops a step). The notes open in an
 editor (`note_opened`) are embedded first.
 
-`Worker` is a little over 250 lines on purpose: it is the single owner of the one thread that
+`Worker` is one large class on purpose: it is the single owner of the one thread that
 writes, and its lock map (docs/architecture.md) is easier to check when every field that lock
 guards lives in one class; the jobs, the notices and the opening of roots are already elsewhere.
 """

@@ -5,7 +5,7 @@ a new minor must pass those tests before the pin moves.
 
 Why each is needed, and its upstream fix (docs/architecture.md, pygls section):
 - `send_data`, `send_error`: answering a frame pygls could not parse or type (our reader,
-  `kbls.lsp.framing`, replaces pygls's, which dropped such frames and left the client waiting);
+  `kbls.jsonrpc` and `kbls.lsp.transport`, replace pygls's, which dropped such frames and left the client waiting);
   upstream: a parse-error reply in `pygls/io_.py`.
 - `install_stop_event`, `keep_tcp_server`: what `start_io`/`start_tcp` set up, for our reader
   loop, so that the `exit` notification still stops it.
@@ -88,7 +88,3 @@ class ForgetNotificationFutures(JsonRPCProtocol):
                     del self._request_futures[msg_id]
 
         super()._execute_handler(msg_id, handler, done, args, kwargs)
-
-    def pending_futures(self) -> int:
-        """Futures pygls still holds (requests in flight; tests)."""
-        return len(self._request_futures)

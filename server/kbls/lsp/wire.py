@@ -7,16 +7,15 @@ so a wrong type or value becomes `InvalidParams` naming the field, never an exce
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, TypeVar
 
 import msgspec
 from pygls.exceptions import JsonRpcInvalidParams
 
-from kbls.limits import MAX_LIMIT, MAX_QUERY_CHARS, MAX_TAGS, MIN_LIMIT, RELATED_LIMIT, Mode
+from kbls.limits import MAX_LIMIT, MAX_QUERY_CHARS, MAX_TAGS, MIN_LIMIT, RELATED_LIMIT, Mode, State
 
 T = TypeVar("T")
 
-State = Literal["loading", "indexing", "ready", "error"]
 Limit = Annotated[int, msgspec.Meta(ge=MIN_LIMIT, le=MAX_LIMIT)]
 Query = Annotated[str, msgspec.Meta(max_length=MAX_QUERY_CHARS)]
 Line = Annotated[int, msgspec.Meta(ge=0)]

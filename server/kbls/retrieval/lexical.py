@@ -45,7 +45,7 @@ class _Candidates:
     without the word cost no Python at all. Testing every word in every candidate's own text
     cost Python calls per (candidate, word), about 900 of them a query (130 candidates, 7
     words); what is left is mostly `str.find` reading the text once per word
-    (docs/benchmarks.md, "Query cost before and after issue 10").
+    (docs/benchmarks.md, the query-cost section).
 
     The texts are joined by a newline, which is no token character: a candidate's first and last
     token are whole exactly when they are in the candidate's own text."""

@@ -1,4 +1,4 @@
-"""What a store's searches remember until the store changes (issue 10 query cost): see
+"""What a store's searches remember until the store changes, so repeated words cost nothing: see
 `Remembered`. Used by `retrieval.lexical` (`LexicalRanker.words`, `LexicalRanker.chunk_rows`,
 `QueryWords.chunk_coverages`).
 """
@@ -44,7 +44,7 @@ class Remembered:
     the chunks looked at hold it, and the candidates' rows. Search-as-you-type and a repeated
     query send the same words again over mostly the same candidates: their rows and coverage
     are then read from here instead of the store and the chunks' text (docs/benchmarks.md,
-    "Query cost before and after issue 10").
+    the query-cost section).
 
     Valid for one `generation` of the store (`Store.lexical_generation`, moved by every commit
     seen); a search that meets a newer one starts a new `Remembered`. A search racing a commit

@@ -3,7 +3,7 @@
 `StoreReads` is one half of `kbls.storage.store.Store` (the other is `StoreWrites`); every
 query runs on the calling thread's own connection, so readers never wait on each other.
 
-`StoreReads` passes 250 lines because it is the one place that holds the store's SELECTs (one
+`StoreReads` is one large class because it is the one place that holds the store's SELECTs (one
 short method per query, SQL as templates); splitting it by table would spread the schema's
 knowledge over several classes that all share one connection.
 """

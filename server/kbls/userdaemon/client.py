@@ -10,7 +10,6 @@ wrong on the way (the CLI then does the work itself, as without a daemon). A `Fa
 from __future__ import annotations
 
 import itertools
-import json
 import logging
 import os
 import socket
@@ -20,7 +19,7 @@ from typing import Any, TypeVar
 
 import msgspec
 
-from kbls.limits import MAX_FRAME_BYTES
+from kbls import jsonrpc
 from kbls.userdaemon import queries
 from kbls.userdaemon.paths import RuntimeDirError, daemon_disabled, daemon_paths
 from kbls.userdaemon.spawn import connect
@@ -30,7 +29,6 @@ R = TypeVar("R")
 
 #: seconds to wait for any one answer; a daemon slower than this is skipped (the CLI works alone)
 ANSWER_TIMEOUT = 30.0
-MAX_HEADER = 8 * 1024
 #: seconds without a call after which `DaemonLink` closes its session (and so lets an idle daemon exit)
 LINK_IDLE = 15.0
 
@@ -45,7 +43,8 @@ class DaemonClient:
     def __init__(self, sock: socket.socket) -> None:
         self._sock = sock
         self._sock.settimeout(ANSWER_TIMEOUT)
-        self._reader = sock.makefile("rb")
+        self._file = sock.makefile("rb")
+        self._frames = jsonrpc.FrameReader(jsonrpc.FileStream(self._file))
         self._ids = itertools.count(1)
 
     @classmethod
@@ -92,33 +91,20 @@ class DaemonClient:
         except (OSError, DaemonUnavailable):
             pass
         finally:
-            self._reader.close()
+            self._file.close()
             self._sock.close()
 
     def _write(self, message: dict[str, Any]) -> None:
-        body = json.dumps(message, separators=(",", ":")).encode()
-        self._sock.sendall(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+        self._sock.sendall(jsonrpc.encode(message))
 
     def _read(self) -> dict[str, Any]:
-        length = None
-        while True:
-            line = self._reader.readline(MAX_HEADER)
-            if not line:
-                raise DaemonUnavailable("the daemon closed the connection")
-            if not line.strip():
-                if length is not None:
-                    break
-                continue
-            name, _, value = line.partition(b":")
-            if name.strip().lower() == b"content-length" and value.strip().isdigit():
-                length = int(value.strip())
-        if length > MAX_FRAME_BYTES:  # the editor's frame cap: never allocate what a frame claims
-            raise DaemonUnavailable(f"the daemon sent a frame of {length} bytes (at most {MAX_FRAME_BYTES})")
-        body = self._reader.read(length)
-        if len(body) < length:
-            raise DaemonUnavailable("the daemon closed the connection mid-answer")
-        value = json.loads(body)
-        if not isinstance(value, dict):
+        body = jsonrpc.read_blocking(self._frames)
+        if body is None:
+            raise DaemonUnavailable("the daemon closed the connection")
+        if isinstance(body, jsonrpc.Malformed):
+            raise DaemonUnavailable(f"the daemon sent a frame that cannot be read: {body.reason}")
+        value = jsonrpc.json_object(body)
+        if value is None:
             raise DaemonUnavailable("the daemon sent a frame that is not a JSON object")
         return value
 

@@ -3,7 +3,7 @@
 The socket is bound under umask 0177 (so it is 0600 from its first moment, no chmod race) in the
 0700 runtime folder (`kbls.userdaemon.paths`). Each connection's peer credentials are read with
 `SO_PEERCRED` and a peer of another uid is closed before a byte is read: the folder's mode
-already keeps other users out, this is the second lock. Frames are read with `kbls.lsp.framing`
+already keeps other users out, this is the second lock. Frames are read with `kbls.jsonrpc`
 (the same spec-following reader as stdio). When the last client leaves, an idle timer starts;
 at its end the server stops (a client arriving meanwhile cancels it).
 """
@@ -19,9 +19,10 @@ import struct
 from pathlib import Path
 from typing import Protocol
 
-from kbls.lsp import framing, pygls_compat
-from kbls.userdaemon.connection import ConnectionServer
-from kbls.userdaemon.host import SharedDaemon
+from kbls.daemon.host import SharedDaemon
+from kbls.jsonrpc import SocketStream
+from kbls.lsp import pygls_compat, transport
+from kbls.lsp.server import make_server
 
 log = logging.getLogger(__name__)
 
@@ -121,17 +122,15 @@ class SocketServer:
         if self._idle is not None:
             self._idle.cancel()
             self._idle = None
-        conn = ConnectionServer(self.host)
-        self.host.listeners.add(conn)
+        conn = make_server(self.host)
         stop = pygls_compat.install_stop_event(conn)
         conn.protocol.set_writer(writer)
         log.info("a client connected (%d now)", self.clients)
         try:
-            await framing.read_loop(conn, framing.SocketStream(reader), stop)
+            await transport.read_loop(conn, SocketStream(reader), stop)
         except (ConnectionError, OSError) as exc:
             log.info("a client's connection failed: %s", exc)
         finally:
-            self.host.listeners.remove(conn)
             # Releasing the client's roots may close engines: not on the event loop.
             await asyncio.get_running_loop().run_in_executor(None, conn.shutdown)
             writer.close()

@@ -86,7 +86,7 @@ def run(idle: float | None = None, log_file: str | None = None, log_level: str =
         log.info("another kbls daemon already serves %s", paths.socket)
         return 0
     # Heavy imports after the lock: a second daemon racing this one exits without paying for them.
-    from kbls.userdaemon.host import SharedDaemon
+    from kbls.daemon.host import SharedDaemon
     from kbls.userdaemon.listener import SocketServer, bind_socket
 
     idle_seconds = idle_minutes(idle) * 60

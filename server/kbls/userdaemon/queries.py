@@ -19,6 +19,7 @@ import msgspec
 
 from kbls.config import load_config, resolve_store_dir
 from kbls.errors import BeingReopenedError, ConfigError, KblsError, ModelMismatchError, OutsideRootError, QueryError
+from kbls.limits import RELATED_LIMIT
 from kbls.query.filters import Filters
 from kbls.results import Hit, RootStatus
 
@@ -57,7 +58,7 @@ class RelatedQuery(RootQuery, frozen=True):
     path: str
     #: 0-based line, None: the whole note
     line: int | None = None
-    limit: int = 10
+    limit: int = RELATED_LIMIT
 
 
 class Failure(msgspec.Struct, kw_only=True, frozen=True, rename="camel"):

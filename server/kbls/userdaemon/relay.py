@@ -1,6 +1,6 @@
 """`kbls serve` as a thin relay: the editor's stdio <-> the per-user daemon's socket.
 
-The relay reads whole frames both ways (`kbls.lsp.framing`) and forwards them unchanged; it
+The relay reads whole frames both ways (`kbls.jsonrpc`) and forwards them unchanged; it
 parses each body only to keep what a new daemon would need (`kbls.userdaemon.session`). When the daemon's connection ends
 while the editor is still there (the daemon was killed, crashed or restarted), the relay:
 
@@ -29,7 +29,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
-import json
 import logging
 import os
 import socket
@@ -38,24 +37,16 @@ import time
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
-from kbls.lsp import framing
+from kbls.jsonrpc import PARSE_ERROR, FrameReader, Malformed, SocketStream, StdinStream, encode, error, frame, json_object
 from kbls.userdaemon import spawn
 from kbls.userdaemon.paths import DaemonPaths
-from kbls.userdaemon.session import Session, error, json_object, message_id
+from kbls.userdaemon.session import Session, message_id
 
 log = logging.getLogger(__name__)
 
 #: this many losses within FLAP_WINDOW seconds: the relay stops trying the daemon
 FLAP_LOSSES = 3
 FLAP_WINDOW = 30.0
-
-
-def frame(body: bytes) -> bytes:
-    return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
-
-
-def encode(message: dict[str, Any]) -> bytes:
-    return frame(json.dumps(message, separators=(",", ":")).encode())
 
 
 @dataclass
@@ -80,8 +71,6 @@ class Relay:
         self._ready = asyncio.Event()
         self._ids = itertools.count(1)
         self._closing = False
-        #: reconnections so far (tests and the log)
-        self.reconnects = 0
         #: when the backend was lost lately: a daemon that keeps dying is given up for a standalone
         #: server, a standalone server that keeps dying ends the relay (`gave_up`)
         self._losses: list[float] = []
@@ -92,7 +81,7 @@ class Relay:
         self.backend = Backend(reader, writer, "daemon")
         self._ready.set()
         pump = asyncio.create_task(self._from_backend())
-        stream = framing.StdinStream(self.stdin)
+        stream = StdinStream(self.stdin)
         editor = asyncio.create_task(self._from_editor(stream))
         try:
             # The editor closing stdin ends the relay; so does the backend closing after `exit`
@@ -111,16 +100,16 @@ class Relay:
         return 0 if self.session.shutdown or not self.session.exiting else 1
 
     # -- editor -> backend -----------------------------------------------------------------
-    async def _from_editor(self, stream: framing.StdinStream) -> None:
-        frames = framing.FrameReader(stream)
+    async def _from_editor(self, stream: StdinStream) -> None:
+        frames = FrameReader(stream)
         while True:
             body = await frames.read()
             if body is None:
                 log.info("the editor closed its end")
                 return
-            if isinstance(body, framing.Malformed):
+            if isinstance(body, Malformed):
                 log.warning("malformed frame from the editor: %s", body.reason)
-                self._to_editor(encode(error(None, framing.PARSE_ERROR, f"Parse error: {body.reason}")))
+                self._to_editor(encode(error(None, PARSE_ERROR, f"Parse error: {body.reason}")))
                 continue
             message = json_object(body)
             if message is not None and not self.session.from_editor(message):
@@ -160,13 +149,13 @@ class Relay:
         while True:
             backend = self.backend
             assert backend is not None
-            frames = framing.FrameReader(framing.SocketStream(backend.reader))
+            frames = FrameReader(SocketStream(backend.reader))
             while True:
                 try:
                     body = await frames.read()
                 except (ConnectionError, OSError):
                     body = None
-                if body is None or isinstance(body, framing.Malformed):
+                if body is None or isinstance(body, Malformed):
                     break
                 message = json_object(body)
                 if message is not None and not self.session.from_backend(message):
@@ -200,7 +189,6 @@ class Relay:
         else:
             await asyncio.sleep(0.1 * len(self._losses))
         self.backend = await self._new_backend(daemon=not flapping and lost.kind == "daemon")
-        self.reconnects += 1
         await self._replay()
         self._ready.set()
         return True

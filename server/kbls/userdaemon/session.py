@@ -11,16 +11,15 @@ Without that the new daemon knew no open document: every keystroke was answered 
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
 from lsprotocol import types
 from pygls.workspace.position_codec import PositionCodec
 
+from kbls.jsonrpc import REQUEST_FAILED, error
 from kbls.lsp.documents import LspLinesDocument
 
-REQUEST_FAILED = -32803
 LOST_MESSAGE = "the kbls daemon stopped while answering; kbls has reconnected: try again"
 DID_OPEN, DID_CHANGE, DID_CLOSE = "textDocument/didOpen", "textDocument/didChange", "textDocument/didClose"
 DOCUMENT_METHODS = frozenset({DID_OPEN, DID_CHANGE, DID_CLOSE})
@@ -226,14 +225,6 @@ def _change(value: Any) -> types.TextDocumentContentChangeEvent | None:
     return types.TextDocumentContentChangePartial(range=types.Range(start=start, end=end), text=value["text"])
 
 
-def json_object(body: bytes) -> dict[str, Any] | None:
-    try:
-        value = json.loads(body)
-    except ValueError:
-        return None
-    return value if isinstance(value, dict) else None
-
-
 def message_id(value: Any) -> int | str | None:
     """A JSON-RPC id (or progress token) the relay can keep: a number or a string; None for
     anything else (an object or a list would break the records, and answers nothing)."""
@@ -244,6 +235,3 @@ def objects(value: Any) -> list[dict[str, Any]]:
     """The objects of a JSON list (a client's folder list); nothing for any other value."""
     return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
 
-
-def error(msg_id: Any, code: int, message: str) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}}

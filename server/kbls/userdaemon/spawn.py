@@ -118,15 +118,6 @@ def _lock(fd: int, deadline: float) -> bool:
             time.sleep(_POLL)
 
 
-def pid_of_daemon(paths: DaemonPaths) -> int | None:
-    """The pid the living daemon wrote (tests, `kbls daemon --status`); None if none is recorded."""
-    try:
-        text = paths.pid_file.read_text(encoding="ascii").strip()
-    except OSError:
-        return None
-    return int(text) if text.isdigit() else None
-
-
 def wait_gone(pid: int, timeout: float) -> bool:
     """Wait until process `pid` no longer exists (a signal 0 fails)."""
     deadline = time.monotonic() + timeout
