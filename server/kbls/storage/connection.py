@@ -149,7 +149,9 @@ def connect(path: Path, *, read_only: bool = False, uri: str | None = None) -> C
 
 
 class ConnectionPool:
-    """The connections of one store file: one per reading thread, closed together."""
+    """The connections of one store file: one per reading thread, closed together; a thread's
+    is closed soon after the thread ends (each client of the per-user daemon has reading
+    threads of its own, and the CLI connects once per query)."""
 
     def __init__(self, path: Path, *, read_only: bool = False, uri: str | None = None) -> None:
         self.path = path
@@ -159,6 +161,8 @@ class ConnectionPool:
         # guards `_connections` and `_closed` (appended from any reading thread, cleared by close()).
         self._conn_lock = threading.Lock()
         self._connections: list[Connection] = []
+        #: the thread each per-thread connection belongs to
+        self._owners: dict[Connection, threading.Thread] = {}
         self._closed = False
         # serialises this process's write transactions on the shared writer connection.
         self._write_lock = threading.RLock()
@@ -188,7 +192,22 @@ class ConnectionPool:
         if conn is None:
             conn = self.open()
             self._local.conn = conn
+            self._adopt(conn)
         return conn
+
+    def _adopt(self, conn: Connection) -> None:
+        """Record `conn` as this thread's and close those of threads that have ended (no one
+        else reads a thread's connection, so a dead thread's is idle for good)."""
+        with self._conn_lock:
+            self._owners[conn] = threading.current_thread()
+            ended = [c for c, thread in self._owners.items() if not thread.is_alive()]
+            for stale in ended:
+                del self._owners[stale]
+                if stale in self._connections:
+                    self._connections.remove(stale)
+        for stale in ended:
+            with contextlib.suppress(Exception):
+                stale.close()
 
     def thread_flag(self, name: str) -> bool:
         """Whether `set_thread_flag(name)` ran on this thread's connection (per-connection state)."""
@@ -204,6 +223,7 @@ class ConnectionPool:
                 with contextlib.suppress(Exception):
                     conn.close()
             self._connections.clear()
+            self._owners.clear()
         self._local = threading.local()
 
     @contextlib.contextmanager
