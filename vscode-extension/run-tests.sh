@@ -2,7 +2,7 @@
 # Builds and tests the VS Code extension; called from the repo root as
 # `bash vscode-extension/run-tests.sh` by `make test` (CI: fresh clone, root, no stdin).
 #
-#   npm ci → tsc --noEmit → esbuild → unit tests (with a real venv + pip of a tiny wheel)
+#   npm ci → generate wire types (docs/protocol.schema.json) + tsc --noEmit → esbuild → unit tests (with a real venv + pip of a tiny wheel)
 #   → protocol tests (real `kbls serve`) → VSIX (vsce; carries the kbls wheel of its version,
 #   built into <repo>/dist by scripts/bundle-wheel.mjs) → e2e toolchain (node 24, code-server,
 #   chromium) → e2e in code-server: the commands against the real server, then a new user's
@@ -111,7 +111,7 @@ export -f npm_ci lock_hash
 if ! step npm-ci 600 npm_ci; then
   log "cannot continue without node_modules"; finish
 fi
-step typecheck 300 npx --no-install tsc --noEmit -p .
+step typecheck 300 npm run --silent typecheck
 build_ok=0
 step build 180 node scripts/build.mjs && build_ok=1
 if [ "$build_ok" -eq 1 ]; then

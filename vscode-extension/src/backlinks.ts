@@ -33,7 +33,7 @@ export async function backlinksOf(conn: kb.RequestSender, uri: string): Promise<
 export function backlinkRow(b: kb.Backlink): RelatedRow {
   const hit: kb.Hit = {
     uri: b.uri, path: b.path, root: b.root, range: b.range, title: b.title, breadcrumb: b.breadcrumb,
-    snippet: b.context, score: 0, signals: { semantic: null, lexical: null }, reasons: [], more: 0, sections: [],
+    snippet: b.context, score: 0, signals: { semantic: null, lexical: null }, reasons: [], more: 0, sections: [], explain: null,
   };
   return {
     label: b.title || b.path,

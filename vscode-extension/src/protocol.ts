@@ -1,232 +1,57 @@
-// Wire types of the `kb/*` protocol (docs/protocol.md, docs/protocol.schema.json), the contract
-// constants (modes, limit range, query cap: the TypeScript's one copy of server/kbls/limits.py),
-// the request builders and the typed requests. Kept free of any `vscode` import so the unit and
+// The `kb/*` protocol (docs/protocol.md): its wire types (generated from
+// docs/protocol.schema.json), the contract constants (modes, limit range, query cap: the
+// TypeScript's one copy of server/kbls/limits.py), the request builders and the typed requests. Kept free of any `vscode` import so the unit and
 // protocol tests can load the compiled module under plain node; test/unit/schema.test.js checks
 // the builders and parsers against the JSON Schema the server exports.
-import { MAX_LIMIT, MAX_QUERY_LENGTH, MAX_TAGS, MIN_LIMIT, SEARCH_MODES, type IndexState, type SearchMode } from "./limits";
+import type {
+  BacklinksParams,
+  NotesParams,
+  Position,
+  ReindexParams,
+  RelatedParams,
+  ReindexResult,
+  SearchFilters,
+  SearchParams,
+  SearchResult,
+  StatusResult,
+  TagsParams,
+} from "./generated/wire";
+import { MAX_LIMIT, MAX_QUERY_LENGTH, MAX_TAGS, MIN_LIMIT, SEARCH_MODES, type SearchMode } from "./limits";
 import { parseReindexResult, parseSearchResult, parseStatusResult, WireError } from "./wireParse";
 
 export { INDEX_STATES, MAX_LIMIT, MAX_QUERY_LENGTH, MAX_TAGS, MIN_LIMIT, SEARCH_MODES } from "./limits";
 export type { IndexState, SearchMode } from "./limits";
 
-export interface Position {
-  line: number;
-  character: number;
-}
-
-export interface Range {
-  start: Position;
-  end: Position;
-}
-
-export interface Signals {
-  semantic: number | null;
-  lexical: number | null;
-}
-
-/** Why a hit ranked there (`kb/search` with `explain`): each signal's evidence and weight. */
-export interface Explain {
-  semantic: number;
-  semanticWeight: number;
-  lexical: number;
-  lexicalWeight: number;
-  cosine: number | null;
-  coverage: number | null;
-  bm25Share: number | null;
-  sections: number;
-}
-
-/** Another matching section of a hit's note (`groupByFile`), best first. */
-export interface Section {
-  range: Range;
-  breadcrumb: string;
-  /** "" unless the request asked for `sectionSnippets`. */
-  snippet: string;
-  score: number;
-}
-
-export interface Hit {
-  uri: string;
-  path: string;
-  root: string;
-  range: Range;
-  title: string;
-  breadcrumb: string;
-  snippet: string;
-  score: number;
-  signals: Signals;
-  reasons: string[];
-  /** `groupByFile`: how many other sections of the note matched. */
-  more: number;
-  /** `groupByFile`: the best of them (at most 10), best first. */
-  sections: Section[];
-  /** Only when the request asked for it (`explain: true`); null or absent otherwise. */
-  explain?: Explain | null;
-}
-
-export interface IndexInfo {
-  state: IndexState;
-  pending: number;
-  error?: string | null;
-  /** Share (0–1) of the chunks with their vector: below 1 the answer is partial (words for every note). */
-  embedded?: number;
-}
-
-export interface SearchFilters {
-  paths?: string[];
-  tags?: string[];
-  types?: string[];
-}
-
-export interface SearchParams {
-  query: string;
-  limit?: number;
-  mode?: SearchMode;
-  filters?: SearchFilters;
-  groupByFile?: boolean;
-  /** With `groupByFile`: the hits' `sections` carry their snippets. */
-  sectionSnippets?: boolean;
-}
-
-export interface SearchResult {
-  hits: Hit[];
-  tookMs: number;
-  index: IndexInfo;
-}
-
-export interface RelatedParams {
-  uri: string;
-  position?: Position;
-  limit?: number;
-}
-
-export interface SqliteInfo {
-  module: string;
-  version: string;
-  vec: string;
-}
-
-export interface FileProblem {
-  path: string;
-  reason: string;
-}
-
-export interface RootStatus {
-  uri: string;
-  store: string;
-  storeBytes: number;
-  files: number;
-  chunks: number;
-  model: string;
-  dimension: number;
-  sqlite: SqliteInfo;
-  errors: FileProblem[];
-  error?: string | null;
-}
-
-export interface StatusResult {
-  version: string;
-  state: IndexState;
-  queue: number;
-  model: string;
-  dimension: number;
-  embeddedSinceStart: number;
-  reusedSinceStart: number;
-  roots: RootStatus[];
-  error?: string | null;
-  /** The embedding pass, as in `kb/indexStatus`. */
-  embedded?: number;
-  waiting?: number;
-  rate?: number;
-  etaSeconds?: number | null;
-}
-
-export interface ReindexParams {
-  force?: boolean;
-  uris?: string[];
-}
-
-export interface ReindexResult {
-  queued: number;
-}
-
-export interface IndexStatusNotification {
-  state: IndexState;
-  pending: number;
-  files: number;
-  chunks: number;
-  message: string;
-  error?: string | null;
-  /** Share (0–1) of the chunks with their vector: below 1, every note is found by its words, that share by meaning. */
-  embedded?: number;
-  /** Chunks waiting for their vector, chunks embedded per second lately, seconds left at that rate (null: unknown). */
-  waiting?: number;
-  rate?: number;
-  etaSeconds?: number | null;
-}
-
-/** `kb/tags`: the tags of the client's folders with their note counts, most used first. */
-export interface TagsParams {
-  prefix?: string;
-  limit?: number;
-}
-
-export interface Tag {
-  name: string;
-  count: number;
-}
-
-export interface TagsResult {
-  tags: Tag[];
-  total: number;
-  index: IndexInfo;
-}
-
-/** `kb/notes`: a page of the notes, most recently modified first. */
-export interface NotesParams {
-  limit?: number | null;
-  offset?: number;
-  filters?: SearchFilters | null;
-}
-
-export interface Note {
-  uri: string;
-  path: string;
-  root: string;
-  title: string;
-  tags: string[];
-  /** milliseconds since the Unix epoch */
-  modified: number;
-  snippet: string;
-}
-
-export interface NotesResult {
-  notes: Note[];
-  total: number;
-  index: IndexInfo;
-}
-
-/** `kb/backlinks`: the links from other notes to one note. */
-export interface BacklinksParams {
-  uri: string;
-}
-
-export interface Backlink {
-  uri: string;
-  path: string;
-  root: string;
-  /** the link's text, in the client's position units */
-  range: Range;
-  title: string;
-  breadcrumb: string;
-  context: string;
-}
-
-export interface BacklinksResult {
-  backlinks: Backlink[];
-  /** how many notes link here */
-  notes: number;
-}
+// The wire types, generated from the schema at build time (scripts/gen-protocol.mjs).
+export type {
+  Backlink,
+  BacklinksParams,
+  BacklinksResult,
+  Explain,
+  FileProblem,
+  Hit,
+  IndexInfo,
+  Note,
+  NotesParams,
+  NotesResult,
+  Position,
+  Range,
+  ReindexParams,
+  ReindexResult,
+  RelatedParams,
+  RootStatus,
+  SearchFilters,
+  SearchParams,
+  SearchResult,
+  Section,
+  Signals,
+  SqliteInfo,
+  StatusResult,
+  Tag,
+  TagsParams,
+  TagsResult,
+} from "./generated/wire";
+export type { IndexStatus as IndexStatusNotification } from "./generated/wire";
 
 export const Methods = {
   search: "kb/search",

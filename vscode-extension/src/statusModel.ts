@@ -63,7 +63,10 @@ export function applyStatusResult(s: StatusSnapshot, r: StatusResult): void {
   const chunks = r.roots.reduce((a, root) => a + root.chunks, 0);
   s.files = files;
   s.chunks = chunks;
-  s.index = { state: r.state, pending: r.queue, files, chunks, message: s.index?.message ?? "", error: r.error };
+  s.index = {
+    state: r.state, pending: r.queue, files, chunks, message: s.index?.message ?? "", error: r.error,
+    waiting: r.waiting, embedded: r.embedded, rate: r.rate, etaSeconds: r.etaSeconds,
+  };
   if (r.state === "ready" && r.queue === 0) s.progress.clear();
 }
 
