@@ -201,9 +201,10 @@ class ClientView:
         self._overrides = overrides
 
     def start(self, folders: list[tuple[str, Path]]) -> None:
-        self.host.start()
         for uri, path in folders:
             self.add_root(uri, path)
+        # After the folders: a worker started with nothing queued would end its first progress at once.
+        self.host.start()
         if self.listener is not None:  # the daemon may be ready already: no change would tell this client
             self.host.daemon.tell_state(self.listener)
 
