@@ -138,8 +138,11 @@ class RootOpener:
         # (about a second at 50k chunks).
         try:
             engine.vectors.sync()
-        except Exception:  # the first search will try again; opening the root must not fail
-            log.exception("cannot load the vectors of %s", folder)
+        except Exception as exc:  # the first search will try again; opening the root must not fail
+            if engine.store.replaced():  # a rebuild replaced the file meanwhile: the reopen that follows loads them
+                log.warning("cannot load the vectors of %s: its store was replaced meanwhile (%s)", folder, exc)
+            else:
+                log.exception("cannot load the vectors of %s", folder)
         root = Root(
             uri=uri, folder=folder, engine=engine,
             files=counts.files, chunks=counts.chunks,
