@@ -70,3 +70,22 @@ def test_closed_notes_problems_come_from_the_index_with_result_ids(tmp_path: Pat
         s.notify(types.TEXT_DOCUMENT_DID_OPEN, types.DidOpenTextDocumentParams(text_document=item))
         opened = _pull(s, {journal_uri: str(mended.result_id)})[journal_uri]
         assert isinstance(opened, types.WorkspaceFullDocumentDiagnosticReport) and not opened.items
+
+
+def test_a_file_appearing_on_disk_renews_the_report_of_a_note_that_links_it(tmp_path: Path) -> None:
+    # an image is not indexed: its link is checked on disk, so the index alone cannot say the
+    # report is unchanged
+    vault = tmp_path / "my vault" / "Über"
+    vault.mkdir(parents=True)
+    (vault / "a note.md").write_text("# A note\n\nThe plot: ![plot](d%20plot.png)\n", encoding="utf-8")
+    write_config(vault)
+    uri = (vault / "a note.md").as_uri()
+    with LspSession([vault], tmp_path / "logs", text_document=PULLS, diagnostic_refresh=True) as s:
+        s.wait_ready()
+        first = _pull(s, {})[uri]
+        assert isinstance(first, types.WorkspaceFullDocumentDiagnosticReport) and first.items
+        (vault / "d plot.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+        again = _pull(s, {uri: str(first.result_id)})[uri]
+        assert isinstance(again, types.WorkspaceFullDocumentDiagnosticReport), "a changed report said unchanged"
+        assert not again.items, again.items
+        assert again.result_id != first.result_id

@@ -3,8 +3,9 @@ from the index's links (`link_spans`: no note is read for them, except one that 
 headings, read for those), checked as an open note's are (`check_links`, against the same
 catalogue, whose kept resolutions make a second pull cheap).
 
-Each note's report carries a result id made of what its problems depend on: the note's content
-hash, the catalogue's version (any note indexed, added or removed) and the root's severities; a
+Each note's report carries a result id made of what it says: the note's content hash, the
+catalogue's version, the root's severities and the problems found (a link to a file the index does
+not hold, an image, is checked on disk, so the problems can change while the index does not); a
 client that sends it back gets "unchanged" for that note.
 """
 
@@ -57,6 +58,8 @@ def root_problems(engine: Engine, skip: Collection[str] = ()) -> RootProblems:
         own_headings = any(not ref.target and ref.heading for ref in refs)
         lines = (links.resolver.read_lines(path, MAX_HEADING_READ_BYTES) or []) if own_headings else []
         problems = check_links(catalogue, links.resolver, path, lines, refs)
-        result_id = hashlib.sha1(f"{stamp}|{hashes.get(path, '')}".encode()).hexdigest()[:20]
-        out.append(NoteProblems(path, result_id, [(problem, where[id(problem.ref)]) for problem in problems]))
+        located = [(problem, where[id(problem.ref)]) for problem in problems]
+        said = "|".join(f"{p.problem}:{p.message}:{p.notes}:{span.line}:{span.start}:{span.end}" for p, span in located)
+        result_id = hashlib.sha1(f"{stamp}|{hashes.get(path, '')}|{said}".encode()).hexdigest()[:20]
+        out.append(NoteProblems(path, result_id, located))
     return RootProblems(out, severities)
