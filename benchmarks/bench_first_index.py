@@ -8,7 +8,7 @@ when the lexical pass ended (the first `kb/indexStatus` with nothing pending and
 and when everything was embedded (`ready`). Then the same number of searches on the idle daemon.
 Prints one JSON object: p50/p99 of both phases, their ratio, the two moments, load averages.
 
-    .venv/bin/python benchmarks/bench_first_index.py [--set rust-by-example] [--gap 0.2]
+    .venv/bin/python benchmarks/bench_first_index.py [--set rust-by-example] [--files 80] [--gap 0.2]
 """
 
 from __future__ import annotations
@@ -53,10 +53,14 @@ class Watching(RawStdio):
         return message
 
 
-def unpack(name: str, into: Path) -> Path:
+def unpack(name: str, into: Path, files: int | None) -> Path:
+    """The set's notes; with `files`, only that many of its markdown files (by path)."""
     root = into / "notes"
     with tarfile.open(EVAL / f"{name}-src.tgz") as tar:
         tar.extractall(root, filter="data")
+    if files is not None:
+        for extra in sorted(root.rglob("*.md"))[files:]:
+            extra.unlink()
     return root
 
 
@@ -73,10 +77,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--set", default="rust-by-example")
     parser.add_argument("--gap", type=float, default=0.2, help="seconds between searches")
+    parser.add_argument("--files", type=int, default=None, help="only this many of the set's markdown files")
+    parser.add_argument("--idle", type=int, default=150, help="searches once idle")
     args = parser.parse_args(argv)
     tmp = Path(tempfile.mkdtemp(prefix="kbls-first-index-"))
     try:
-        root = unpack(args.set, tmp)
+        root = unpack(args.set, tmp, args.files)
         (root / ".kbls.yaml").write_text(f"store: {tmp / 'store'}\n", encoding="utf-8")
         server = Watching(tmp, env=dict(os.environ))
         server.statuses = []
@@ -103,7 +109,8 @@ def main(argv: list[str] | None = None) -> int:
                     embedded_done = at - started
             time.sleep(args.gap)
         idle: list[float] = []
-        for j in range(max(len(during), 40)):
+        print(f"first index done: {len(during)} searches, lexical {lexical_done}, embedded {embedded_done}", file=sys.stderr)
+        for j in range(args.idle):
             sent = time.perf_counter()
             server.request("kb/search", {"query": QUERIES[j % len(QUERIES)], "limit": 10}, deadline=120)
             idle.append((time.perf_counter() - sent) * 1000)

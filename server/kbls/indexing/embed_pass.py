@@ -2,9 +2,10 @@
 
 Every note is searchable by its words as soon as the lexical pass wrote it; this pass takes the
 pending texts a step at a time in the order the store hands them out (the notes named first, e.g.
-those open in an editor, then the most recently modified: `kbls.storage.pending`), embeds each
-step in length-sorted model batches and writes its vectors in one transaction. A kill loses at
-most the step being embedded; the next run goes on with what is still pending.
+those open in an editor, then the most recently modified: `kbls.storage.pending`), sorts each
+step by length and embeds and writes it a slice of `4 × batch_size` texts at a time (one
+transaction a slice). A kill loses at most the slice being embedded; the next run goes on with
+what is still pending.
 """
 
 from __future__ import annotations
@@ -17,9 +18,12 @@ from kbls.indexing.embed import Embedder
 from kbls.indexing.progress import Tracker
 from kbls.storage.roles import NoteWriter
 
-#: model batches per step: enough texts to sort by length, few enough that progress moves and a
-#: save waits at most one step
+#: model batches per step in the daemon: enough texts to sort by length, few enough that progress
+#: moves and a save waits at most one step
 STEP_BATCHES = 4
+#: model batches per step when nothing waits on the pass (`kbls index`): texts are sorted by
+#: length within a step, so a larger step pads less
+LONG_STEP_BATCHES = 32
 
 
 def embed_pending(
@@ -31,6 +35,7 @@ def embed_pending(
     first: Callable[[], Sequence[str]] | None = None,
     cancel: threading.Event | None = None,
     budget_s: float | None = None,
+    step_batches: int = STEP_BATCHES,
 ) -> int:
     """Embed pending chunk texts until none is left, `cancel` is set or `budget_s` seconds have
     passed (checked between steps); returns the texts embedded."""
@@ -38,14 +43,21 @@ def embed_pending(
     done = 0
     tracker.start_embedding(store.pending_count())
     while cancel is None or not cancel.is_set():
-        texts = store.pending_texts(batch_size * STEP_BATCHES, first() if first is not None else ())
+        texts = store.pending_texts(batch_size * step_batches, first() if first is not None else ())
         if not texts:
             break
-        hashes = list(texts)
-        vectors = embedder.embed_passages([texts[h] for h in hashes])
-        store.fill_vectors(dict(zip(hashes, vectors, strict=True)))
-        done += len(hashes)
-        tracker.embedded(len(hashes))
+        # Sorted by length across the whole step, embedded and written a slice at a time: little
+        # padding, and a kill loses one slice at most.
+        hashes = sorted(texts, key=lambda h: len(texts[h]))
+        piece = batch_size * STEP_BATCHES
+        for start in range(0, len(hashes), piece):
+            part = hashes[start : start + piece]
+            vectors = embedder.embed_passages([texts[h] for h in part])
+            store.fill_vectors(dict(zip(part, vectors, strict=True)))
+            done += len(part)
+            tracker.embedded(len(part))
+            if cancel is not None and cancel.is_set():
+                break
         if budget_s is not None and time.monotonic() - started >= budget_s:
             break
     return done

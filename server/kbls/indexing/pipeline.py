@@ -32,7 +32,7 @@ from kbls.errors import OutsideRootError
 from kbls.hashing import content_hash
 from kbls.indexing.chunk import Chunker
 from kbls.indexing.embed import Embedder
-from kbls.indexing.embed_pass import embed_pending
+from kbls.indexing.embed_pass import LONG_STEP_BATCHES, embed_pending
 from kbls.indexing.formats.documents import read_document
 from kbls.indexing.formats.errors import DocumentError
 from kbls.indexing.progress import IndexProgress, ProgressFn, Tracker
@@ -219,7 +219,8 @@ class IndexPipeline:
                     self.store.record_chunking(fingerprint)
             if embed and batch.lexical:
                 report.embedded += embed_pending(
-                    self.store, self.embedder, self.config.model.batch_size, tracker, cancel=cancel
+                    self.store, self.embedder, self.config.model.batch_size, tracker, cancel=cancel,
+                    step_batches=LONG_STEP_BATCHES,
                 )
         self.embedded_total += report.embedded
         self.reused_total += report.reused
