@@ -40,6 +40,23 @@ def test_cjk_runs_become_bigrams_and_identifiers_their_parts() -> None:
         "batch", "span", "processor", "http", "server",
     ]
     assert index_terms("# 京都の旅", "useSpanProcessor") == "use span processor 京都 都の の旅"
+    # a word written against CJK text is inside the CJK run's unicode61 token: it needs its own
+    assert index_terms("使用Redis缓存", "kubectlでpodを見る") == "Redis kubectl pod 使用 缓存 で を見 見る"
+    assert index_terms("用BatchSpanProcessor导出") == "batch span processor BatchSpanProcessor 用 导出"
+
+
+def test_words_glued_to_cjk_text_are_found(tmp_path: Path, embedder: Embedder) -> None:
+    notes = {
+        "缓存.md": "# 缓存\n\n我们使用Redis缓存会话。\n",
+        "k8s.md": "# 運用\n\nkubectlでpodを見る。BatchSpanProcessorで送る。\n",
+    }
+    engine = indexed_engine(tmp_path, notes, embedder)
+    try:
+        found = [("redis", "缓存.md"), ("kubectl pod", "k8s.md"), ("BatchSpanProcessor", "k8s.md"), ("span processor", "k8s.md")]
+        for query, path in found:
+            assert [h.path for h in engine.search(query, mode="lexical", group_by_file=True).hits][:1] == [path], query
+    finally:
+        engine.close()
 
 
 @pytest.mark.parametrize(("query", "relevant"), read_queries(QUERIES), ids=[q for q, _ in read_queries(QUERIES)])

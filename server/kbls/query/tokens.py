@@ -6,10 +6,11 @@ unicode61 splits on punctuation, so `OTEL_EXPORTER_OTLP_ENDPOINT`, `service.name
 `BatchSpanProcessor` is one token, and so is a whole sentence of Chinese or Japanese, written
 without spaces: neither is found by a part. The index keeps a column of extra tokens beside the
 text (`index_terms`, the FTS `terms` column): each CamelCase identifier's parts and every
-character bigram of each CJK run; the query side cuts its CJK runs into the same bigrams
-(`split_cjk`), so a two-character word is one token and a longer one the bigrams it is made of.
-A single character is looked for as the start of a bigram. The text shown, matched for
-coverage and embedded is unchanged.
+character bigram of each CJK run, and each word written against CJK text (`使用Redis缓存`,
+`kubectlでpodを見る`: unicode61 reads each as one token, so `redis` and `pod` need their own); the
+query side cuts its CJK runs into the same bigrams (`split_cjk`), so a two-character word is one
+token and a longer one the bigrams it is made of. A single character is looked for as the start
+of a bigram. The text shown, matched for coverage and embedded is unchanged.
 
 Text is compared in Unicode's composed form (`nfc`): a note saved with decomposed accents (`e` +
 U+0301, as macOS file names and some editors write them) is found by `résumé` typed as one
@@ -28,6 +29,8 @@ CJK_CHARS = (
 )
 _CJK_RUN = re.compile(f"[{CJK_CHARS}]+")
 _HAS_CJK = re.compile(f"[{CJK_CHARS}]")
+#: what unicode61 reads as one token: letters and digits, CJK included.
+_TOKEN = re.compile(r"[^\W_]+")
 #: an identifier with a lower-to-upper step inside (`spanProcessor`, `BatchSpanProcessor`,
 #: `HTTPServer`); not a word in capitals or a capitalised word.
 _CAMEL = re.compile(
@@ -91,16 +94,32 @@ def camel_parts(text: str) -> list[str]:
     return out
 
 
+def glued_words(text: str) -> list[str]:
+    """The words written against CJK text without a space, each distinct one once
+    (`使用Redis缓存` -> Redis): unicode61 keeps them inside the CJK run's token."""
+    seen: dict[str, None] = {}
+    for match in _TOKEN.finditer(text):
+        token = match.group()
+        if has_cjk(token):
+            for piece in split_cjk(token):
+                if not is_cjk(piece):
+                    seen.setdefault(piece, None)
+    return list(seen)
+
+
 def index_terms(*texts: str) -> str:
     """The extra tokens of a chunk's texts for the FTS `terms` column, space-separated:
-    CamelCase parts, then CJK bigrams (each distinct run once)."""
+    CamelCase parts, then the words glued to CJK text, then CJK bigrams (each distinct run once)."""
     words: list[str] = []
+    glued: list[str] = []
     runs: dict[str, None] = {}
     for text in texts:
         words.extend(camel_parts(text))
         if has_cjk(text):
+            glued.extend(glued_words(text))
             for match in _CJK_RUN.finditer(text):
                 runs.setdefault(match.group(), None)
+    words.extend(glued)
     for run in runs:
         words.extend(bigrams(run))
     return " ".join(words)
