@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 
 @dataclass(frozen=True)
@@ -190,3 +190,20 @@ class SourcedTag:
     path: str
     title: str
     tag: TagSpan
+
+
+def link_order(link: SourcedLink) -> tuple[str, int, int]:
+    """Links in reading order: by note, then line, then column."""
+    return link.path, link.link.span.line, link.link.span.start
+
+
+def link_from_row(row: Any) -> SourcedLink:
+    """A stored link as both backends select it: the note's id, path and title, the link, its span."""
+    file_id, path, title, kind, target, key, heading, label, *where = row
+    return SourcedLink(int(file_id), str(path), str(title), LinkSpan(kind, target, key, heading, label, Span(*where)))
+
+
+def tag_from_row(row: Any) -> SourcedTag:
+    """A stored tag as both backends select it: the note's id, path and title, the tag, its span."""
+    file_id, path, title, tag, written, front_matter, *where = row
+    return SourcedTag(int(file_id), str(path), str(title), TagSpan(tag, written, bool(front_matter), Span(*where)))

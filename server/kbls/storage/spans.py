@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from kbls.storage.connection import ConnectionPool
-from kbls.storage.records import LinkSpan, SourcedLink, SourcedTag, Span, TagSpan
+from kbls.storage.records import SourcedLink, SourcedTag, link_from_row, link_order, tag_from_row
 
 #: SQLite binds at most 999 variables in old builds: IN lists go in batches.
 BATCH = 500
@@ -43,7 +43,7 @@ class StoreSpans:
                 f"WHERE s.target_key IN ({marks})",
                 batch,
             ).fetchall()
-        return sorted((_link(row) for row in rows), key=_link_order)
+        return sorted((link_from_row(row) for row in rows), key=link_order)
 
     def links_under(self, folders: Iterable[str]) -> list[SourcedLink]:
         """The markdown links whose root-relative path is inside one of `folders`."""
@@ -54,12 +54,12 @@ class StoreSpans:
                 "WHERE s.target_key >= ? AND s.target_key < ? AND s.kind = 'path'",
                 (f"{folder}/", f"{folder}0"),  # "0" is the character after "/"
             ).fetchall()
-        return sorted((_link(row) for row in rows), key=_link_order)
+        return sorted((link_from_row(row) for row in rows), key=link_order)
 
     def every_link(self) -> list[SourcedLink]:
         """Every stored link of the root, by source path and position (workspace diagnostics)."""
         rows = self.db.conn.execute(f"SELECT {_LINK_COLUMNS} FROM link_spans s JOIN files f ON f.id = s.file_id").fetchall()
-        return sorted((_link(row) for row in rows), key=_link_order)
+        return sorted((link_from_row(row) for row in rows), key=link_order)
 
     def links_of(self, path: str) -> list[SourcedLink]:
         """Every link the note at `path` writes, in order."""
@@ -68,7 +68,7 @@ class StoreSpans:
             "ORDER BY s.line, s.start",
             (path,),
         ).fetchall()
-        return [_link(row) for row in rows]
+        return [link_from_row(row) for row in rows]
 
     def tag_uses(self, tag: str, nested: bool = True) -> list[SourcedTag]:
         """Where `tag` (lowercase, no `#`) is written, and with `nested` its children
@@ -80,7 +80,7 @@ class StoreSpans:
             sql += " OR (s.tag >= ? AND s.tag < ?)"
             params += [f"{tag}/", f"{tag}0"]  # "0" is the character after "/"
         rows = self.db.conn.execute(sql, params).fetchall()
-        return sorted((_tag(row) for row in rows), key=lambda t: (t.path, t.tag.span.line, t.tag.span.start))
+        return sorted((tag_from_row(row) for row in rows), key=lambda t: (t.path, t.tag.span.line, t.tag.span.start))
 
     def tags_of(self, path: str) -> list[SourcedTag]:
         """Every tag the note at `path` writes, in order."""
@@ -89,7 +89,7 @@ class StoreSpans:
             "ORDER BY s.line, s.start",
             (path,),
         ).fetchall()
-        return [_tag(row) for row in rows]
+        return [tag_from_row(row) for row in rows]
 
     def chunks_at(self, places: Iterable[tuple[str, int]]) -> dict[tuple[str, int], tuple[str, str, int]]:
         """(path, 0-based line) -> (breadcrumb, body, first line) of the chunk holding that line."""
@@ -103,17 +103,3 @@ class StoreSpans:
             if row is not None:
                 out[(path, line)] = (str(row[0]), str(row[1]), int(row[2]))
         return out
-
-
-def _link_order(link: SourcedLink) -> tuple[str, int, int]:
-    return link.path, link.link.span.line, link.link.span.start
-
-
-def _link(row: Any) -> SourcedLink:
-    file_id, path, title, kind, target, key, heading, label, *where = row
-    return SourcedLink(int(file_id), str(path), str(title), LinkSpan(kind, target, key, heading, label, Span(*where)))
-
-
-def _tag(row: Any) -> SourcedTag:
-    file_id, path, title, tag, written, front_matter, *where = row
-    return SourcedTag(int(file_id), str(path), str(title), TagSpan(tag, written, bool(front_matter), Span(*where)))

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from kbls.storage.postgres.connection import PgPool
-from kbls.storage.records import LinkSpan, SourcedLink, SourcedTag, Span, TagSpan
+from kbls.storage.records import SourcedLink, SourcedTag, link_from_row, link_order, tag_from_row
 
 _LINKS = (
     "SELECT f.id, f.path, f.title, s.kind, s.target, s.target_key, s.heading, s.label, s.line, s.start_cp, s.end_cp, "
@@ -25,7 +25,7 @@ class PgSpans:
 
     def links_to(self, keys: Iterable[str]) -> list[SourcedLink]:
         rows = self.db.fetch(f"{_LINKS} AND s.target_key = ANY(%s)", (self.root_id, sorted(set(keys))))
-        return sorted((_link(r) for r in rows), key=_link_order)
+        return sorted((link_from_row(r) for r in rows), key=link_order)
 
     def links_under(self, folders: Iterable[str]) -> list[SourcedLink]:
         rows: list[Any] = []
@@ -34,14 +34,14 @@ class PgSpans:
                 f"{_LINKS} AND s.target_key >= %s AND s.target_key < %s AND s.kind = 'path'",
                 (self.root_id, f"{folder}/", f"{folder}0"),
             )
-        return sorted((_link(r) for r in rows), key=_link_order)
+        return sorted((link_from_row(r) for r in rows), key=link_order)
 
     def every_link(self) -> list[SourcedLink]:
-        return sorted((_link(r) for r in self.db.fetch(_LINKS, (self.root_id,))), key=_link_order)
+        return sorted((link_from_row(r) for r in self.db.fetch(_LINKS, (self.root_id,))), key=link_order)
 
     def links_of(self, path: str) -> list[SourcedLink]:
         rows = self.db.fetch(f"{_LINKS} AND f.path = %s ORDER BY s.line, s.start_cp", (self.root_id, path))
-        return [_link(r) for r in rows]
+        return [link_from_row(r) for r in rows]
 
     def tag_uses(self, tag: str, nested: bool = True) -> list[SourcedTag]:
         if nested:
@@ -50,11 +50,11 @@ class PgSpans:
             )
         else:
             rows = self.db.fetch(f"{_TAGS} AND s.tag = %s", (self.root_id, tag))
-        return sorted((_tag(r) for r in rows), key=lambda t: (t.path, t.tag.span.line, t.tag.span.start))
+        return sorted((tag_from_row(r) for r in rows), key=lambda t: (t.path, t.tag.span.line, t.tag.span.start))
 
     def tags_of(self, path: str) -> list[SourcedTag]:
         rows = self.db.fetch(f"{_TAGS} AND f.path = %s ORDER BY s.line, s.start_cp", (self.root_id, path))
-        return [_tag(r) for r in rows]
+        return [tag_from_row(r) for r in rows]
 
     def chunks_at(self, places: Iterable[tuple[str, int]]) -> dict[tuple[str, int], tuple[str, str, int]]:
         out: dict[tuple[str, int], tuple[str, str, int]] = {}
@@ -67,17 +67,3 @@ class PgSpans:
             if row is not None:
                 out[(path, line)] = (str(row[0]), str(row[1]), int(row[2]))
         return out
-
-
-def _link_order(link: SourcedLink) -> tuple[str, int, int]:
-    return link.path, link.link.span.line, link.link.span.start
-
-
-def _link(row: Any) -> SourcedLink:
-    file_id, path, title, kind, target, key, heading, label, *where = row
-    return SourcedLink(int(file_id), str(path), str(title), LinkSpan(kind, target, key, heading, label, Span(*where)))
-
-
-def _tag(row: Any) -> SourcedTag:
-    file_id, path, title, tag, written, front_matter, *where = row
-    return SourcedTag(int(file_id), str(path), str(title), TagSpan(tag, written, bool(front_matter), Span(*where)))
