@@ -106,11 +106,14 @@ def test_a_saved_note_jumps_the_queue(root: Path, make_engine: Callable[..., Eng
     assert engine.vectors.similarities(engine.embedder.embed_query("new line"), [i for (i,) in ids])
     # an unchanged note whose text is pending is embedded when saved again (force)
     other = root / "n7.md"
-    engine.index([other], force=True)
-    assert not set(engine.store.pending_texts(100)) & engine.store.known_embeddings(
-        [h for (h,) in engine.store.conn.execute(
+    hashes = {
+        h for (h,) in engine.store.conn.execute(
             "SELECT c.hash FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.path = 'n7.md'"
-        )]
-    )
+        )
+    }
+    assert hashes and hashes <= set(engine.store.pending_texts(100))  # waiting before the save
+    engine.index([other], force=True)
+    assert hashes <= engine.store.known_embeddings(hashes)  # a vector each now
+    assert not hashes & set(engine.store.pending_texts(100))
     check_store(engine.store_dir, root)
     assert engine.search("topic number 7", filters=Filters(), mode=Mode.SEMANTIC).hits[0].path == "n7.md"
