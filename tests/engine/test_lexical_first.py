@@ -9,14 +9,18 @@ from __future__ import annotations
 
 import os
 import shutil
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
 from tests.support.corpus import FIXTURES, write
 from tests.support.store_check import check_store
 
+from kbls.daemon.jobs import Job, JobQueue, OpenRequest, Outcome, Run
 from kbls.engine import Engine
+from kbls.indexing.embed_pass import STEP_BATCHES
 from kbls.indexing.pipeline import INLINE_FILES
+from kbls.indexing.progress import IndexProgress
 from kbls.limits import Mode
 from kbls.links.suggest import LinkQuery
 from kbls.links.syntax import LinkKind, LinkRef
@@ -117,3 +121,38 @@ def test_a_saved_note_jumps_the_queue(root: Path, make_engine: Callable[..., Eng
     assert not hashes & set(engine.store.pending_texts(100))
     check_store(engine.store_dir, root)
     assert engine.search("topic number 7", filters=Filters(), mode=Mode.SEMANTIC).hits[0].path == "n7.md"
+
+
+def test_a_save_during_the_embedding_pass_stops_it_after_one_model_batch(root: Path, make_engine: Callable[..., Engine]) -> None:
+    """A save queued while the background pass embeds (as the daemon does: the queue says the
+    running embedding step is preempted, the worker sets its cancel event) is indexed and
+    semantically searchable after at most one more model batch, not a whole step."""
+    for i in range(140):
+        write(root, f"n{i}.md", f"# Note {i}\n\nParagraph {i} about topic number {i} and nothing else.\n")
+    engine = make_engine(root)
+    engine.index(embed=False)
+    batch = engine.config.model.batch_size
+    assert engine.store.counts().waiting > batch * STEP_BATCHES  # more than one step pending
+    key = str(root)
+    queue = JobQueue()
+    queue.request_open(OpenRequest(root.as_uri(), root))
+    queue.next(0.0)
+    queue.opened(key, Job(embed=True))
+    step = queue.next(0.0)
+    assert isinstance(step, Run) and step.job.embed_only
+    cancel = threading.Event()
+    saved = write(root, "saved.md", "# Sourdough\n\nFeed the starter with rye flour the night before baking.\n")
+
+    def on_progress(p: IndexProgress) -> None:
+        if p.chunks_embedded and not cancel.is_set() and queue.add(key, Job(files={"saved.md"})):
+            cancel.set()  # the save arrives once the first model batch is stored
+
+    report = engine.embed_pending(progress=on_progress, cancel=cancel, budget_s=600.0)
+    assert cancel.is_set() and report.embedded <= batch, (report.embedded, batch)
+    queue.finish(Outcome.DONE, 0.0)
+    step = queue.next(0.0)
+    assert isinstance(step, Run) and step.job.files == {"saved.md"}
+    engine.index([saved])
+    hits = engine.search("feeding a sourdough starter", filters=Filters(), mode=Mode.SEMANTIC).hits
+    assert hits and hits[0].path == "saved.md"
+    assert engine.store.counts().waiting >= 140 - batch  # the pass had far more to do

@@ -13,7 +13,7 @@ What the user is told about each outcome is `kbls.daemon.notices`.
 
 Lexical first: scans write notes without vectors (`IndexPipeline.run(embed=False)`); the worker
 then queues an embedding job that embeds for EMBED_STEP_S at a time and is queued again until
-nothing is pending, behind every save and scan (a save stops a step). The notes open in an
+nothing is pending, behind every save and scan (a save stops it after the model batch under way). The notes open in an
 editor (`note_opened`) are embedded first.
 
 `Worker` is one large class on purpose: it is the single owner of the one thread that

@@ -3,9 +3,10 @@
 Every note is searchable by its words as soon as the lexical pass wrote it; this pass takes the
 pending texts a step at a time in the order the store hands them out (the notes named first, e.g.
 those open in an editor, then the most recently modified: `kbls.storage.pending`), sorts each
-step by length and embeds and writes it a slice of `4 × batch_size` texts at a time (one
-transaction a slice). A kill loses at most the slice being embedded; the next run goes on with
-what is still pending.
+step by length and embeds and writes it one model batch (`batch_size` texts) at a time, one
+transaction a batch. `cancel` (a save waiting) and the time budget are looked at after every
+batch, so a save waits for one model batch, never for a whole step; a kill loses at most that
+batch, and the next run goes on with what is still pending.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from kbls.indexing.progress import Tracker
 from kbls.storage.roles import NoteWriter
 
 #: model batches per step in the daemon: enough texts to sort by length, few enough that progress
-#: moves and a save waits at most one step
+#: moves (a save does not wait for a step: the pass stops after the model batch under way)
 STEP_BATCHES = 4
 #: model batches per step when nothing waits on the pass (`kbls index`): texts are sorted by
 #: length within a step, so a larger step pads less
@@ -38,26 +39,29 @@ def embed_pending(
     step_batches: int = STEP_BATCHES,
 ) -> int:
     """Embed pending chunk texts until none is left, `cancel` is set or `budget_s` seconds have
-    passed (checked between steps); returns the texts embedded."""
+    passed (both checked after every model batch); returns the texts embedded."""
     started = time.monotonic()
     done = 0
     tracker.start_embedding(store.pending_count())
+
+    def stop() -> bool:
+        cancelled = cancel is not None and cancel.is_set()
+        return cancelled or (budget_s is not None and time.monotonic() - started >= budget_s)
+
     while cancel is None or not cancel.is_set():
         texts = store.pending_texts(batch_size * step_batches, first() if first is not None else ())
         if not texts:
             break
-        # Sorted by length across the whole step, embedded and written a slice at a time: little
-        # padding, and a kill loses one slice at most.
+        # Sorted by length across the whole step, embedded and written a model batch at a time:
+        # little padding, and what is embedded is stored before the pass looks at `cancel` (the
+        # fill is per text hash, so a step cut short leaves nothing half written).
         hashes = sorted(texts, key=lambda h: len(texts[h]))
-        piece = batch_size * STEP_BATCHES
-        for start in range(0, len(hashes), piece):
-            part = hashes[start : start + piece]
+        for start in range(0, len(hashes), batch_size):
+            part = hashes[start : start + batch_size]
             vectors = embedder.embed_passages([texts[h] for h in part])
             store.fill_vectors(dict(zip(part, vectors, strict=True)))
             done += len(part)
             tracker.embedded(len(part))
-            if cancel is not None and cancel.is_set():
-                break
-        if budget_s is not None and time.monotonic() - started >= budget_s:
-            break
+            if stop():
+                return done
     return done
