@@ -156,3 +156,18 @@ def test_a_save_during_the_embedding_pass_stops_it_after_one_model_batch(root: P
     hits = engine.search("feeding a sourdough starter", filters=Filters(), mode=Mode.SEMANTIC).hits
     assert hits and hits[0].path == "saved.md"
     assert engine.store.counts().waiting >= 140 - batch  # the pass had far more to do
+
+
+def test_an_off_topic_hybrid_query_answers_nothing_while_pending(root: Path, make_engine: Callable[..., Engine]) -> None:
+    """Chunks still waiting for their vectors meet the same relevance floor as embedded ones: a
+    query sharing one common word with a note is no answer, pending or embedded."""
+    _fixtures(root)
+    engine = make_engine(root)
+    engine.index(embed=False)
+    assert engine.store.counts().vectors == 0
+    off_topic = "quantum zebra value"
+    assert not engine.search(off_topic, filters=Filters(), mode=Mode.HYBRID).hits
+    hits = engine.search("sourdough", filters=Filters(), mode=Mode.HYBRID).hits
+    assert hits and hits[0].path == "cooking/sourdough.md"  # a word of its own still finds it
+    engine.embed_pending()
+    assert not engine.search(off_topic, filters=Filters(), mode=Mode.HYBRID).hits

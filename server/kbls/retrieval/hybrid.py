@@ -4,8 +4,9 @@
 Every candidate either ranking finds gets both signals measured exactly (its cosine from the
 in-memory vectors, its coverage from its text), so a chunk the lexical ranking found is not
 treated as semantically unrelated just because it missed the semantic top N. A chunk still
-waiting for its vector (a first index embeds after writing every note) is judged by its words
-alone, as lexical mode judges every chunk: it is found from the start, not cut at the floor.
+waiting for its vector (a first index embeds after writing every note) is scored by its words
+alone (its lexical confidence, on the same 0..1 scale) and goes through the same floor: a note
+holding the query's words is found from the start, an off-topic query still answers nothing.
 """
 
 from __future__ import annotations
@@ -127,15 +128,10 @@ class HybridSearcher:
         the second-best note of a good answer is not lost to a hard cut. Lexical mode, a literal
         word search, keeps every chunk that holds a content word of the query; so does a `scoped`
         query (one with filters: `path:travel/** trains and buses`), where the user has said
-        where to look and a note there holding one of the words is evidence enough."""
+        where to look and a note there holding one of the words is evidence enough. A chunk
+        waiting for its vector is held to the same floor by its lexical confidence."""
         if mode == Mode.LEXICAL:
             return [s for s in scored if s.score > 0.0]
-        if mode == Mode.HYBRID and any(s.waiting for s in scored):
-            relevant = scored[0].score >= self.config.min_score
-            return [
-                s for s in scored
-                if s.score > 0.0 and (s.waiting or (relevant and s.score >= self.config.min_score * TAIL_SHARE))
-            ]
         floor = self.config.min_score
         relevant = bool(scored) and scored[0].score >= floor
         return [
