@@ -16,6 +16,7 @@ from kbls.links.forms import folder_keys, name_key, path_keys
 from kbls.query.filters import Filters
 from kbls.storage.postgres.connection import PgPool
 from kbls.storage.postgres.filters import Params, filter_sql
+from kbls.storage.postgres.paths import checked
 from kbls.storage.records import ChunkRow, FileChunk, FileRow, ListedFile, NoteName, StoreCounts
 
 _CHUNK_ROW = (
@@ -38,6 +39,7 @@ class PgReads:
             rows = self.db.fetch(sql, (self.root_id,))
         else:
             rows = self.db.fetch(sql + " AND path = ANY(%s)", (self.root_id, sorted(set(paths))))
+        rows = checked(rows, self.db.display)
         return {str(r[1]): FileRow(int(r[0]), str(r[1]), r[2], int(r[3]), int(r[4]), r[5]) for r in rows}
 
     def known_embeddings(self, hashes: Iterable[str], *, pending: bool = False) -> set[str]:
@@ -57,6 +59,7 @@ class PgReads:
         rows = self.db.fetch(
             "SELECT path, error FROM files WHERE root_id = %s AND error IS NOT NULL ORDER BY path", (self.root_id,)
         )
+        rows = checked(rows, self.db.display, 0)
         return [(str(p), str(e)) for p, e in rows]
 
     def chunking(self) -> str | None:
@@ -98,7 +101,7 @@ class PgReads:
         if not chunk_rowids:
             return {}
         rows = self.db.fetch(f"{_CHUNK_ROW} WHERE c.id = ANY(%s) AND c.root_id = %s", (chunk_rowids, self.root_id))
-        return {int(r[0]): ChunkRow(*r) for r in rows}
+        return {int(r[0]): ChunkRow(*r) for r in checked(rows, self.db.display)}
 
     def file_chunks(self, path: str) -> list[FileChunk]:
         rows = self.db.fetch(
@@ -112,7 +115,7 @@ class PgReads:
         row = self.db.one(
             "SELECT id, path, title, aliases FROM files WHERE root_id = %s AND path = %s", (self.root_id, path)
         )
-        return None if row is None else _note_name(*row)
+        return None if row is None or not checked([row], self.db.display) else _note_name(*row)
 
     def files_sharing_tags(self, file_id: int) -> dict[int, list[str]]:
         out: dict[int, list[str]] = {}
@@ -165,7 +168,7 @@ class PgReads:
             "SELECT id, path, title, aliases FROM files WHERE root_id = %s AND hash IS NOT NULL ORDER BY path",
             (self.root_id,),
         )
-        return [_note_name(*r) for r in rows]
+        return [_note_name(*r) for r in checked(rows, self.db.display)]
 
     def notes_version(self) -> tuple[int, int, float]:
         row = self.db.one(
@@ -187,7 +190,7 @@ class PgReads:
             "(SELECT 1 FROM links l WHERE l.file_id = f.id AND l.kind = %s) ORDER BY f.path LIMIT %s",
             (self.root_id, kind, limit),
         )
-        return [str(r[0]) for r in rows]
+        return [str(r[0]) for r in checked(rows, self.db.display, 0)]
 
     def first_chunk_of_files(self, file_ids: Iterable[int]) -> dict[int, int]:
         rows = self.db.fetch(
@@ -227,7 +230,7 @@ class PgReads:
             "ORDER BY f.mtime_ns DESC, f.path LIMIT %(limit)s",
             params,
         )
-        listed = [ListedFile(int(i), str(p), str(t), int(m)) for i, p, t, m in rows]
+        listed = [ListedFile(int(i), str(p), str(t), int(m)) for i, p, t, m in checked(rows, self.db.display)]
         return listed, int(total[0]) if total else 0
 
     def tags_of_files(self, file_ids: Iterable[int]) -> dict[int, list[str]]:

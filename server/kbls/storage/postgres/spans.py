@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from kbls.storage.postgres.connection import PgPool
+from kbls.storage.postgres.paths import checked
 from kbls.storage.records import SourcedLink, SourcedTag, link_from_row, link_order, tag_from_row
 
 _LINKS = (
@@ -23,9 +24,13 @@ class PgSpans:
     db: PgPool
     root_id: int
 
+    def _kept(self, rows: list[Any]) -> list[Any]:
+        """The span rows whose note's path is inside the root (`paths.checked`)."""
+        return checked(rows, self.db.display)
+
     def links_to(self, keys: Iterable[str]) -> list[SourcedLink]:
         rows = self.db.fetch(f"{_LINKS} AND s.target_key = ANY(%s)", (self.root_id, sorted(set(keys))))
-        return sorted((link_from_row(r) for r in rows), key=link_order)
+        return sorted((link_from_row(r) for r in self._kept(rows)), key=link_order)
 
     def links_under(self, folders: Iterable[str]) -> list[SourcedLink]:
         rows: list[Any] = []
@@ -34,14 +39,14 @@ class PgSpans:
                 f"{_LINKS} AND s.target_key >= %s AND s.target_key < %s AND s.kind = 'path'",
                 (self.root_id, f"{folder}/", f"{folder}0"),
             )
-        return sorted((link_from_row(r) for r in rows), key=link_order)
+        return sorted((link_from_row(r) for r in self._kept(rows)), key=link_order)
 
     def every_link(self) -> list[SourcedLink]:
-        return sorted((link_from_row(r) for r in self.db.fetch(_LINKS, (self.root_id,))), key=link_order)
+        return sorted((link_from_row(r) for r in self._kept(self.db.fetch(_LINKS, (self.root_id,)))), key=link_order)
 
     def links_of(self, path: str) -> list[SourcedLink]:
         rows = self.db.fetch(f"{_LINKS} AND f.path = %s ORDER BY s.line, s.start_cp", (self.root_id, path))
-        return [link_from_row(r) for r in rows]
+        return [link_from_row(r) for r in self._kept(rows)]
 
     def tag_uses(self, tag: str, nested: bool = True) -> list[SourcedTag]:
         if nested:
@@ -50,11 +55,11 @@ class PgSpans:
             )
         else:
             rows = self.db.fetch(f"{_TAGS} AND s.tag = %s", (self.root_id, tag))
-        return sorted((tag_from_row(r) for r in rows), key=lambda t: (t.path, t.tag.span.line, t.tag.span.start))
+        return sorted((tag_from_row(r) for r in self._kept(rows)), key=lambda t: (t.path, t.tag.span.line, t.tag.span.start))
 
     def tags_of(self, path: str) -> list[SourcedTag]:
         rows = self.db.fetch(f"{_TAGS} AND f.path = %s ORDER BY s.line, s.start_cp", (self.root_id, path))
-        return [tag_from_row(r) for r in rows]
+        return [tag_from_row(r) for r in self._kept(rows)]
 
     def chunks_at(self, places: Iterable[tuple[str, int]]) -> dict[tuple[str, int], tuple[str, str, int]]:
         out: dict[tuple[str, int], tuple[str, str, int]] = {}

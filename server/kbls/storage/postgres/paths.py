@@ -1,0 +1,58 @@
+"""The check every path read from a team store passes before kbls uses it.
+
+A team store is a database someone else may write: a row whose path is absolute, climbs out with
+`..`, or holds a backslash or NUL would become a URI or a file read outside the workspace root.
+Such rows are dropped (a search never fails for them) and the store is named once in the log.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from collections.abc import Iterable, Sequence
+from typing import TypeVar
+
+log = logging.getLogger(__name__)
+
+_DRIVE = re.compile(r"[A-Za-z]:")
+_warned: set[str] = set()
+_warned_lock = threading.Lock()
+
+Row = TypeVar("Row", bound=Sequence[object])
+
+
+def clean_path(path: object) -> bool:
+    """Whether `path` is a root-relative POSIX path as the indexer writes one: not empty, not
+    absolute (nor a drive), no backslash or NUL, no empty, `.` or `..` part."""
+    if not isinstance(path, str) or not path or "\\" in path or "\x00" in path:
+        return False
+    parts = path.split("/")
+    return not _DRIVE.fullmatch(parts[0]) and all(part not in ("", ".", "..") for part in parts)
+
+
+def checked(rows: Iterable[Row], store: str, *columns: int) -> list[Row]:
+    """`rows` without those whose path `columns` (default: the second) are not `clean_path`."""
+    wanted = columns or (1,)
+    kept: list[Row] = []
+    dropped: list[object] = []
+    for row in rows:
+        if all(clean_path(row[c]) for c in wanted):
+            kept.append(row)
+        else:
+            dropped.append(next(row[c] for c in wanted if not clean_path(row[c])))
+    if dropped:
+        _warn(store, dropped)
+    return kept
+
+
+def _warn(store: str, dropped: list[object]) -> None:
+    with _warned_lock:
+        if store in _warned:
+            return
+        _warned.add(store)
+    log.warning(
+        "the team store %s holds paths that are not inside its root (e.g. %r): those rows are left out",
+        store,
+        dropped[0],
+    )
