@@ -15,11 +15,12 @@ from kbls.editing import newnote
 from kbls.editing.linkcheck import Problem, check_links
 from kbls.editing.linkfixes import rewrite
 from kbls.editing.mentions import name_mentions, paragraph_at
-from kbls.editing.outline import FoldKind, outline
+from kbls.editing.outline import FoldKind, outline, symbols
 from kbls.editing.tagsyntax import tag_typing
 from kbls.links.names import Catalogue, LinkStyle, WikiForm
 from kbls.links.resolve import LinkResolver
 from kbls.links.syntax import links_in
+from kbls.links.view import NoteView
 from kbls.storage.records import NoteName
 
 CATALOGUE = Catalogue.of([
@@ -42,6 +43,30 @@ def test_a_hash_line_in_a_fence_is_no_heading_and_sections_nest() -> None:
 def test_front_matter_keys_are_its_top_level_ones_only() -> None:
     found = outline(["---", "title: X", "tags:", "  - a", "# comment", "---", "body"])
     assert found.front_matter is not None and found.front_matter.keys == (("title", 1), ("tags", 2))
+
+
+def test_the_outline_reads_headings_as_every_link_feature_does_setext_fence_and_front_matter() -> None:
+    lines = [
+        "---", "title: X", "# not a heading", "---",  # front matter: its `#` line is no heading
+        "Setext *top*", "===",
+        "```", "# in a fence", "Not setext", "---", "```",
+        "Second", "------", "text", "",
+        "## **Third**", "more",
+    ]
+    view = NoteView(lines)
+    found = symbols(view.lines, view.headings)
+    assert symbols(lines) == found
+    assert [(h.level, h.text, h.line, h.last, h.section_end, [c.text for c in h.children]) for h in found.headings] == [
+        (1, "Setext top", 4, 5, 16, ["Second", "Third"]),
+    ]
+    assert [(c.text, c.level, c.line, c.last, c.section_end) for c in found.headings[0].children] == [
+        ("Second", 2, 11, 12, 13), ("Third", 2, 15, 15, 16),
+    ]
+    assert found.front_matter is not None
+    assert (found.front_matter.start, found.front_matter.end, found.front_matter.keys) == (0, 3, (("title", 1),))
+    folds = [(f.start, f.end, f.kind) for f in outline(lines, found).folds]
+    assert (0, 3, FoldKind.FRONT_MATTER) in folds and (6, 10, FoldKind.CODE) in folds
+    assert (4, 16, FoldKind.SECTION) in folds and outline(lines).folds == outline(lines, found).folds
 
 
 @pytest.mark.parametrize(("lines", "at", "typed"), [

@@ -1,18 +1,19 @@
-"""A note's outline and folds from its CommonMark block parse (markdown-it-py): headings nested
-by level, each over its section; the front matter with its keys; and the ranges an editor folds
-(sections, fenced and indented code, front matter, lists and their items, block quotes, HTML
-comments).
+"""A note's outline and folds: headings nested by level, each over its section, and the front
+matter with its keys, from the line scan every link feature reads headings with
+(`kbls.links.headings`: ATX and setext, none in fences nor front matter), so `documentSymbol`
+costs a scan of the lines; and the ranges an editor folds (sections and front matter from that
+scan; fenced and indented code, lists and their items, block quotes, HTML comments from the
+CommonMark block parse, markdown-it-py, which only knows where a list or a quote ends).
 
-The parse is block level only (no inline rules), as the indexer's (`kbls.indexing.markdown`), so
-a `# comment` inside a fence is no heading and `- item` followed by `---` is a list and a break.
-It costs ~50 µs a line (markdown-it-py), so the LSP layer parses a document once per version
-and keeps the result; a note longer than `MAX_OUTLINE_LINES` is outlined up to there.
+The parse is block level only (no inline rules), as the indexer's (`kbls.indexing.markdown`).
+It costs ~25-50 µs a line, so the LSP layer parses a document once per version, for its folds
+only, and keeps the result; a note longer than `MAX_OUTLINE_LINES` is folded up to there.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -20,9 +21,14 @@ from markdown_it import MarkdownIt
 from mdit_py_plugins.front_matter import front_matter_plugin
 
 from kbls.indexing.markdown import MAX_NESTING, heading_text
+from kbls.links.headings import front_matter_close, headings
+from kbls.links.syntax import heading_text as atx_text
 
 #: lines of a note that are outlined (markdown-it holds ~400 bytes per token: bounded memory).
 MAX_OUTLINE_LINES = 20_000
+#: a setext heading's underline: `=` makes a level 1 heading, `-` a level 2 one.
+_UNDERLINE = re.compile(r"^\s{0,3}(=+|-+)\s*$")
+_ATX_OPENING = re.compile(r"^\s{0,3}(#{1,6})")
 #: a top-level front matter key: `title:`, `tags:` (not a list item, comment or continuation).
 _KEY = re.compile(r"^([^\s#:\-][^:]*?)\s*:(?:\s|$)")
 
@@ -73,36 +79,48 @@ class FrontMatter:
 
 
 @dataclass(frozen=True, slots=True)
+class Symbols:
+    """What `documentSymbol` answers: the headings as a tree and the front matter."""
+
+    headings: list[Heading]
+    front_matter: FrontMatter | None
+
+
+@dataclass(frozen=True, slots=True)
 class Outline:
     headings: list[Heading]
     front_matter: FrontMatter | None
     folds: list[Fold]
 
 
-def outline(lines: Sequence[str]) -> Outline:
-    """The outline of the note whose lines (without their ends) are `lines`."""
-    shown = list(lines[:MAX_OUTLINE_LINES])
-    tokens = _PARSER.parse("\n".join(shown))
+def symbols(lines: Sequence[str], found: Iterable[tuple[int, str]] | None = None) -> Symbols:
+    """The headings and front matter of the note whose lines (without their ends) are `lines`;
+    `found` its headings read already (`kbls.links.headings.headings`), else they are read."""
+    shown = list(lines)
     flat: list[Heading] = []
-    front: FrontMatter | None = None
+    for number, text in headings(shown) if found is None else found:
+        heading = _heading(shown, number, text)
+        if heading is not None:
+            flat.append(heading)
+    return Symbols(_nest(flat, shown), _front_matter(shown))
+
+
+def outline(lines: Sequence[str], found: Symbols | None = None) -> Outline:
+    """The outline and folds of the note whose lines (without their ends) are `lines` (`found`
+    its `symbols` made already)."""
+    shown = list(lines[:MAX_OUTLINE_LINES])
+    made = symbols(lines) if found is None else found
+    tokens = _PARSER.parse("\n".join(shown))
     folds: list[Fold] = []
-    for index, token in enumerate(tokens):
+    if made.front_matter is not None:
+        folds.append(Fold(made.front_matter.start, made.front_matter.end, FoldKind.FRONT_MATTER))
+    for token in tokens:
         if not token.map:
             continue
         start, stop = token.map
         last = _last_text_line(shown, start, stop - 1)
         kind = token.type
-        if kind == "front_matter":
-            keys = tuple(
-                (m.group(1), number) for number in range(start + 1, stop - 1) if (m := _KEY.match(shown[number]))
-            )
-            front = FrontMatter(start, stop - 1, keys)
-            folds.append(Fold(start, stop - 1, FoldKind.FRONT_MATTER))
-        elif kind == "heading_open":
-            text = heading_text(tokens[index + 1].content)
-            if text:
-                flat.append(Heading(int(token.tag[1]), text, start, stop - 1, stop - 1))
-        elif kind in ("fence", "code_block"):
+        if kind in ("fence", "code_block"):
             folds.append(Fold(start, last, FoldKind.CODE))
         elif kind in ("bullet_list_open", "ordered_list_open", "list_item_open"):
             folds.append(Fold(start, last, FoldKind.LIST))
@@ -110,9 +128,38 @@ def outline(lines: Sequence[str]) -> Outline:
             folds.append(Fold(start, last, FoldKind.QUOTE))
         elif kind == "html_block" and token.content.lstrip().startswith("<!--"):
             folds.append(Fold(start, last, FoldKind.COMMENT))
-    roots = _nest(flat, shown)
-    folds.extend(Fold(h.line, h.section_end, FoldKind.SECTION) for h in flat)
-    return Outline(roots, front, _distinct(folds))
+    folds.extend(Fold(h.line, h.section_end, FoldKind.SECTION) for h in _walk(made.headings) if h.line < len(shown))
+    return Outline(made.headings, made.front_matter, _distinct(folds))
+
+
+def _heading(lines: list[str], number: int, text: str) -> Heading | None:
+    """The heading the line scan found at `number` with its level, its plain text (inline markup
+    removed, as the indexer reads it) and its last line (a setext heading's underline)."""
+    plain = heading_text(text)
+    if not plain:
+        return None
+    if atx_text(lines[number]) is not None:
+        opening = _ATX_OPENING.match(lines[number])
+        level = len(opening.group(1)) if opening is not None else 1
+        return Heading(level, plain, number, number, number)
+    underline = _UNDERLINE.match(lines[number + 1]) if number + 1 < len(lines) else None
+    level = 1 if underline is not None and underline.group(1).startswith("=") else 2
+    return Heading(level, plain, number, number + 1, number + 1)
+
+
+def _front_matter(lines: list[str]) -> FrontMatter | None:
+    """The front matter as the indexer and the heading scan read it, with its top-level keys."""
+    closing = front_matter_close(lines)
+    if not closing:
+        return None
+    keys = tuple((m.group(1), number) for number in range(1, closing) if (m := _KEY.match(lines[number])))
+    return FrontMatter(0, closing, keys)
+
+
+def _walk(roots: list[Heading]) -> Iterable[Heading]:
+    for heading in roots:
+        yield heading
+        yield from _walk(heading.children)
 
 
 def _last_text_line(lines: list[str], first: int, last: int) -> int:

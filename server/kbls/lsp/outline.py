@@ -2,9 +2,11 @@
 over its section; the front matter with its keys) and `textDocument/foldingRange` (sections,
 code, front matter, lists, quotes, HTML comments), from `kbls.editing.outline`.
 
-A document is parsed once per version, on a thread of its own (markdown-it-py takes ~25 µs a
-line), kept with the version's view (`kbls.lsp.views`), and both requests of that version share
-the parse. A document the client has not opened gets no answer (None).
+The symbols come from the version's view (`kbls.lsp.views`): its headings as the line scan every
+link feature shares reads them, and the front matter, so `documentSymbol` waits for no parse.
+The folds need the CommonMark block parse (markdown-it-py, ~25 µs a line), made once per version
+on a thread of its own and kept with the view. A document the client has not opened gets no
+answer (None).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from lsprotocol import types
 from pygls.workspace import TextDocument
 from pygls.workspace.position_codec import ServerTextPosition, ServerTextRange
 
-from kbls.editing.outline import FoldKind, FrontMatter, Heading, Outline
+from kbls.editing.outline import FoldKind, FrontMatter, Heading
 from kbls.lsp.featurestate import state_of
 from kbls.lsp.uris import open_text
 from kbls.lsp.views import Views
@@ -37,20 +39,13 @@ def register(server: KblsServer) -> None:
     server.feature(types.TEXT_DOCUMENT_FOLDING_RANGE)(folding_range)
 
 
-async def _outline(ls: KblsServer, uri: str, feature: str) -> tuple[TextDocument, Outline] | None:
-    document = open_text(ls.workspace, uri, feature)
-    if document is None:
-        return None
-    return document, await asyncio.shield(state_of(ls, Views).outline(document))
-
-
-async def document_symbol(
+def document_symbol(
     ls: KblsServer, params: types.DocumentSymbolParams
 ) -> list[types.DocumentSymbol] | list[types.SymbolInformation] | None:
-    found = await _outline(ls, params.text_document.uri, types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
-    if found is None:
+    document = open_text(ls.workspace, params.text_document.uri, types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
+    if document is None:
         return None
-    document, parsed = found
+    parsed = state_of(ls, Views).symbols(document)
     lines = list(document.lines)
     symbols = [_heading_symbol(document, lines, h) for h in parsed.headings]
     if parsed.front_matter is not None:
@@ -61,10 +56,11 @@ async def document_symbol(
 
 
 async def folding_range(ls: KblsServer, params: types.FoldingRangeParams) -> list[types.FoldingRange] | None:
-    found = await _outline(ls, params.text_document.uri, types.TEXT_DOCUMENT_FOLDING_RANGE)
-    if found is None:
+    document = open_text(ls.workspace, params.text_document.uri, types.TEXT_DOCUMENT_FOLDING_RANGE)
+    if document is None:
         return None
-    return [types.FoldingRange(fold.start, fold.end, kind=_FOLD_KINDS.get(fold.kind)) for fold in found[1].folds]
+    parsed = await asyncio.shield(state_of(ls, Views).outline(document))
+    return [types.FoldingRange(fold.start, fold.end, kind=_FOLD_KINDS.get(fold.kind)) for fold in parsed.folds]
 
 
 def _range(document: TextDocument, lines: list[str], first: int, last: int) -> types.Range:

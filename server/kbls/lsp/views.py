@@ -4,9 +4,11 @@ A request of any notes feature (diagnostics, document links, definition, hover, 
 references, rename, code lens, the outline) reads an open document through `view_of`: the
 `NoteView` (`kbls.links.view`) of the document's text as pygls holds it now, made on first use
 after each change and kept until the next change or didClose, so a text is parsed once however
-many features ask. The outline (a CommonMark parse, ~25 µs a line) is kept beside it and made on
-a thread of its own, once per version: for a client that asks for outlines, as soon as the
-version's links are checked, so `documentSymbol` finds it made.
+many features ask. The symbols of the outline (`documentSymbol`: the view's headings, read by
+the line scan every link feature shares, and the front matter) are kept beside it, made on the
+first request. The folds need the CommonMark block parse (~25 µs a line: where a list or a quote
+ends), kept too and made on a thread of its own, once per version: for a client that asks for
+folds, as soon as the version's links are checked, so `foldingRange` finds it made.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from pygls.workspace import TextDocument
 
-from kbls.editing.outline import Outline, outline
+from kbls.editing.outline import Outline, Symbols, outline, symbols
 from kbls.links.view import NoteView
 from kbls.lsp.featurestate import state_of
 
@@ -33,6 +35,7 @@ class _Kept:
     source: str
     view: NoteView
     outline: asyncio.Future[Outline] | None = field(default=None)
+    symbols: Symbols | None = field(default=None)
 
 
 class Views:
@@ -42,7 +45,7 @@ class Views:
         self._lock = threading.Lock()  # guards _kept: the event loop and the query threads read it
         self._kept: dict[str, _Kept] = {}
         self._outline_pool = ThreadPoolExecutor(1, thread_name_prefix="kbls-outline")
-        #: the client asked for an outline or folds (VS Code's client drops kbls's: none made for it).
+        #: the client asked for folds (VS Code's client drops kbls's: none parsed for it).
         self.outlines_asked = False
 
     def _entry(self, document: TextDocument) -> _Kept:
@@ -57,8 +60,16 @@ class Views:
     def view(self, document: TextDocument) -> NoteView:
         return self._entry(document).view
 
+    def symbols(self, document: TextDocument) -> Symbols:
+        """The headings and front matter of the document's text, read once (no block parse)."""
+        kept = self._entry(document)
+        with self._lock:
+            if kept.symbols is None:
+                kept.symbols = symbols(kept.view.lines, kept.view.headings)
+            return kept.symbols
+
     def outline(self, document: TextDocument) -> asyncio.Future[Outline]:
-        """The outline of the document's text, parsed once (on the event loop's thread only)."""
+        """The outline and folds of the document's text, parsed once (on the event loop's thread only)."""
         self.outlines_asked = True
         return self._outline(document)
 
@@ -70,9 +81,10 @@ class Views:
 
     def _outline(self, document: TextDocument) -> asyncio.Future[Outline]:
         kept = self._entry(document)
+        made = self.symbols(document)
         with self._lock:
             if kept.outline is None:
-                kept.outline = asyncio.wrap_future(self._outline_pool.submit(outline, kept.view.lines))
+                kept.outline = asyncio.wrap_future(self._outline_pool.submit(outline, kept.view.lines, made))
             return kept.outline
 
     def forget(self, uri: str) -> None:
