@@ -63,10 +63,9 @@ class Views:
     def symbols(self, document: TextDocument) -> Symbols:
         """The headings and front matter of the document's text, read once (no block parse)."""
         kept = self._entry(document)
-        with self._lock:
-            if kept.symbols is None:
-                kept.symbols = symbols(kept.view.lines, kept.view.headings)
-            return kept.symbols
+        if kept.symbols is None:  # read outside the lock (a scan of the lines); a race reads it twice
+            kept.symbols = symbols(kept.view.lines, kept.view.headings)
+        return kept.symbols
 
     def outline(self, document: TextDocument) -> asyncio.Future[Outline]:
         """The outline and folds of the document's text, parsed once (on the event loop's thread only)."""
