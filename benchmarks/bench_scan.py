@@ -6,11 +6,14 @@ rescoring against the exact scan, side by side in one run.
   COMPACT_FROM, float16 from there, plus the sign bits); per size the two paths interleaved
   query by query (k = 50, what the engine asks for), medians and p99 of `top`, recall@10 of the
   fast path against the exact one, and the bytes held.
+- `--before SHARE COMPACT_FROM`: each size also held and searched with those settings (the
+  previous ones: 0.05 50000), interleaved query by query with the current ones in the same run.
 - `real`: recall@10 of the fast path forced on (PREFILTER_FROM = 0) against the exact scan on
   real MiniLM vectors: each shared set's store (read-only, `--stores`) and its queries embedded
   by the bundled model.
 
     .venv/bin/python benchmarks/bench_scan.py [--sizes 1000 10000 50000 200000] [--stores DIR]
+        [--before 0.05 50000]
 """
 
 from __future__ import annotations
@@ -42,13 +45,18 @@ SETS = ("rust-by-example", "til", "otel-docs", "pkm")
 K = 50
 
 
-def index_of(ids: np.ndarray, matrix: np.ndarray) -> VectorIndex:
+def index_of(ids: np.ndarray, matrix: np.ndarray, compact_from: int | None = None) -> VectorIndex:
     class _NoStore:
         dimension = matrix.shape[1]
 
     index = VectorIndex(cast(Any, _NoStore()))
     index.sync = lambda: None  # type: ignore[method-assign]
-    index.load(ids, matrix)
+    saved = vectors.COMPACT_FROM
+    vectors.COMPACT_FROM = saved if compact_from is None else compact_from
+    try:
+        index.load(ids, matrix)
+    finally:
+        vectors.COMPACT_FROM = saved
     return index
 
 
@@ -61,35 +69,53 @@ def recall_at_10(fast: list[tuple[int, float]], exact: list[tuple[int, float]]) 
     return len({e for e, _ in fast[:10]} & {e for e, _ in exact[:10]}) / 10
 
 
-def sizes(counts: list[int], queries: int, repeats: int) -> dict[str, Any]:
+def sizes(counts: list[int], queries: int, repeats: int, before: tuple[float, int] | None) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for n in counts:
         rng = np.random.default_rng(1)
         matrix = rng.standard_normal((n, 384), dtype=np.float32)
         matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
-        index = index_of(np.arange(1, n + 1, dtype=np.int64), matrix)
-        del matrix
+        ids = np.arange(1, n + 1, dtype=np.int64)
+        # (label, index, share): the current settings and, when asked, the previous ones
+        variants = [("now", index_of(ids, matrix), vectors.RESCORE_SHARE)]
+        if before is not None:
+            variants.append(("before", index_of(ids, matrix, int(before[1])), before[0]))
         picks = rng.integers(0, n, queries)
-        qs = index.matrix[picks] + 0.5 * rng.standard_normal((queries, 384), dtype=np.float32) / np.sqrt(384)
+        qs = matrix[picks] + 0.5 * rng.standard_normal((queries, 384), dtype=np.float32) / np.sqrt(384)
         qs /= np.linalg.norm(qs, axis=1, keepdims=True)
-        times: dict[str, list[float]] = {"fast": [], "exact": []}
-        recall = []
-        for _ in range(repeats):
-            for q in qs:
-                answers = {}
-                for name in ("fast", "exact"):
-                    started = time.perf_counter()
-                    answers[name] = index.top(q, K, exact=name == "exact")
-                    times[name].append((time.perf_counter() - started) * 1000)
-                recall.append(recall_at_10(answers["fast"], answers["exact"]))
-        snap = index._snapshot
-        out[str(n)] = {
-            "fast_p50_ms": round(statistics.median(times["fast"]), 2), "fast_p99_ms": round(pct(times["fast"], 99), 2),
-            "exact_p50_ms": round(statistics.median(times["exact"]), 2), "exact_p99_ms": round(pct(times["exact"], 99), 2),
-            "recall_at_10": round(float(np.mean(recall)), 4), "min_recall_at_10": round(float(np.min(recall)), 2),
-            "held_mb": round((snap.rows.nbytes + snap.signs.nbytes + snap.ids.nbytes) / 1e6, 1),
-            "dtype": str(snap.rows.dtype), "prefilter": n >= vectors.PREFILTER_FROM,
-        }
+        del matrix
+        times: dict[str, list[float]] = {f"{label} {path}": [] for label, _, _ in variants for path in ("fast", "exact")}
+        recall: dict[str, list[float]] = {label: [] for label, _, _ in variants}
+        saved = vectors.RESCORE_SHARE
+        try:
+            for _ in range(repeats):
+                for q in qs:
+                    for label, index, share in variants:
+                        vectors.RESCORE_SHARE = share
+                        answers = {}
+                        for path in ("fast", "exact"):
+                            started = time.perf_counter()
+                            answers[path] = index.top(q, K, exact=path == "exact")
+                            times[f"{label} {path}"].append((time.perf_counter() - started) * 1000)
+                        recall[label].append(recall_at_10(answers["fast"], answers["exact"]))
+        finally:
+            vectors.RESCORE_SHARE = saved
+        result: dict[str, Any] = {}
+        for label, index, share in variants:
+            snap = index._snapshot
+            result[label] = {
+                "fast_p50_ms": round(statistics.median(times[f"{label} fast"]), 2),
+                "fast_p99_ms": round(pct(times[f"{label} fast"], 99), 2),
+                "exact_p50_ms": round(statistics.median(times[f"{label} exact"]), 2),
+                "exact_p99_ms": round(pct(times[f"{label} exact"], 99), 2),
+                "recall_at_10": round(float(np.mean(recall[label])), 4),
+                "min_recall_at_10": round(float(np.min(recall[label])), 2),
+                "held_mb": round((snap.rows.nbytes + snap.signs.nbytes + snap.ids.nbytes) / 1e6, 1),
+                "dtype": str(snap.rows.dtype),
+                "share": share,
+                "prefilter": n >= vectors.PREFILTER_FROM,
+            }
+        out[str(n)] = result if before is not None else result["now"]
         print(f"{n}: {out[str(n)]}", file=sys.stderr, flush=True)
     return out
 
@@ -110,7 +136,8 @@ def _store_vectors(store_file: Path) -> np.ndarray:
         sqlite_vec.load(target)
         rows = target.execute("SELECT embedding FROM vec_embeddings ORDER BY rowid").fetchall()
         target.close()
-    return np.frombuffer(b"".join(r[0] for r in rows), dtype=np.float32).reshape(len(rows), -1).copy()
+    matrix: np.ndarray = np.frombuffer(b"".join(r[0] for r in rows), dtype=np.float32).reshape(len(rows), -1).copy()
+    return matrix
 
 
 def real(stores: Path) -> dict[str, Any]:
@@ -140,7 +167,9 @@ def real(stores: Path) -> dict[str, Any]:
                 share_only.append(recall_at_10(index.top(q, K), exact))
                 vectors.MIN_RESCORE = floor
             out[name] = {
-                "vectors": len(matrix), "queries": len(texts), "recall_at_10": round(float(np.mean(recall)), 4),
+                "vectors": len(matrix),
+                "queries": len(texts),
+                "recall_at_10": round(float(np.mean(recall)), 4),
                 "min_recall_at_10": round(float(np.min(recall)), 2),
                 "rescored": max(int(len(matrix) * vectors.RESCORE_SHARE), vectors.MIN_RESCORE, K),
                 "share_only_recall_at_10": round(float(np.mean(share_only)), 4),
@@ -158,16 +187,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", type=int, nargs="*", default=[1_000, 10_000, 50_000, 200_000])
     parser.add_argument("--queries", type=int, default=40)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--before", type=float, nargs=2, default=None, metavar=("SHARE", "COMPACT_FROM"))
     parser.add_argument("--stores", type=Path, default=None, help="a folder of <set>/store*/kbls.sqlite3 (real vectors)")
     args = parser.parse_args(argv)
     started = os.getloadavg()
-    result: dict[str, Any] = {"sizes": sizes(args.sizes, args.queries, args.repeats)}
+    result: dict[str, Any] = {
+        "sizes": sizes(
+            args.sizes, args.queries, args.repeats, None if args.before is None else (args.before[0], int(args.before[1]))
+        )
+    }
     if args.stores is not None:
         result["real"] = real(args.stores)
     result["load_average"] = {"start": [round(x, 2) for x in started], "end": [round(x, 2) for x in os.getloadavg()]}
     result["settings"] = {
-        "PREFILTER_FROM": vectors.PREFILTER_FROM, "RESCORE_SHARE": vectors.RESCORE_SHARE,
-        "MIN_RESCORE": vectors.MIN_RESCORE, "COMPACT_FROM": vectors.COMPACT_FROM,
+        "PREFILTER_FROM": vectors.PREFILTER_FROM,
+        "RESCORE_SHARE": vectors.RESCORE_SHARE,
+        "MIN_RESCORE": vectors.MIN_RESCORE,
+        "COMPACT_FROM": vectors.COMPACT_FROM,
     }
     print(json.dumps(result, indent=1))
     shutil.rmtree(Path(tempfile.gettempdir()) / "kbls-bench-scan", ignore_errors=True)
