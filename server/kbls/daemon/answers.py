@@ -58,6 +58,9 @@ class IndexState:
     waiting: int = 0
     #: chunks embedded per second lately (0: nothing embedded lately)
     rate: float = 0.0
+    #: every note is written with its links and tags (no scan or save left; vectors may still be
+    #: coming): link diagnostics and backlink counts are right from here on. Not on the wire.
+    links_settled: bool = False
 
     @property
     def eta_s(self) -> float | None:

@@ -283,6 +283,13 @@ class JobQueue:
         return queued + (self.running.remaining if self.running is not None else 0)
 
     @property
+    def lexical_idle(self) -> bool:
+        """No scan or save queued or running and no root waiting to be opened: every note is
+        written with its links and tags, whatever still waits for its vector."""
+        running = self.running is None or self.running.job.embed_only
+        return running and not self._changes and all(job.embed_only for job in self._jobs.values())
+
+    @property
     def idle(self) -> bool:
         """Nothing queued, running or waiting to be opened or closed."""
         return not self._jobs and self.running is None and not self._changes

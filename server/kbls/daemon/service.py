@@ -192,7 +192,7 @@ class Daemon:
         return IndexState(
             state=state, pending=queue.pending, files=sum(v.files for v in views),
             chunks=sum(v.chunks for v in views), message=message, error="; ".join(errors) or None,
-            waiting=queue.waiting, rate=queue.rate,
+            waiting=queue.waiting, rate=queue.rate, links_settled=queue.links_settled and state in ("ready", "indexing"),
         )
 
     def tell_state(self, listener: Listener) -> None:

@@ -78,6 +78,8 @@ class StatusReporter:
             now = time.monotonic()
             last = self._last
             if not force and last is not None and last.state == status.state and last.error == status.error and (
+                last.links_settled == status.links_settled
+            ) and (
                 last.pending == status.pending or now - self._last_sent < 1 / REPORTS_PER_SECOND
             ):
                 return

@@ -65,6 +65,8 @@ class QueueView:
     waiting: int = 0
     #: chunks embedded per second lately (0: none lately)
     rate: float = 0.0
+    #: no scan or save queued or running (only embedding, or nothing): the links are complete
+    links_settled: bool = False
 
 
 class Worker:
@@ -162,6 +164,7 @@ class Worker:
                 model_loaded=self._model_loaded, model_error=self._model_error,
                 waiting=sum(n for k, n in self._waiting.items() if self._queue.is_known(k)),
                 rate=self._rate.per_second(time.monotonic()),
+                links_settled=self._queue.lexical_idle and not self._applying,
             )
 
     def wait_idle(self, timeout: float) -> bool:

@@ -40,11 +40,12 @@ class Lenses:
 
     def __init__(self, ls: KblsServer) -> None:
         self.ls = ls
-        self._last_state: str | None = None
+        self._last_settled: bool | None = None
 
     def index_changed(self, state: IndexState) -> None:
-        settled = state.state == "ready" and state.pending == 0 and self._last_state not in (None, "ready")
-        self._last_state = state.state
+        # the backlink counts are right once every note is written, not when the last vector is
+        settled = state.links_settled and self._last_settled is False
+        self._last_settled = state.links_settled
         if settled and _takes_refresh(self.ls):
             self.ls.workspace_code_lens_refresh(None)
 

@@ -60,7 +60,7 @@ class Diagnostics:
         self.ls = ls
         self._timers: dict[str, asyncio.TimerHandle] = {}
         self._running: dict[str, asyncio.Task[None]] = {}
-        self._last_state: str | None = None
+        self._last_settled: bool | None = None
 
     @property
     def pulls(self) -> bool:
@@ -110,9 +110,10 @@ class Diagnostics:
             self.ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri, []))
 
     def index_changed(self, state: IndexState) -> None:
-        """Indexing settled after running: other notes may have appeared or gone."""
-        settled = state.state == "ready" and state.pending == 0 and self._last_state not in (None, "ready")
-        self._last_state = state.state
+        """The notes settled after a scan or save (`links_settled`: every note written, vectors
+        may still be coming): other notes may have appeared or gone."""
+        settled = state.links_settled and self._last_settled is False
+        self._last_settled = state.links_settled
         if not settled:
             return
         if self.pulls:
