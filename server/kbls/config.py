@@ -21,7 +21,7 @@ from pathspec.patterns.gitignore import GitIgnorePatternError
 
 from kbls.errors import ConfigError
 from kbls.query.globs import glob_spec
-from kbls.storage.postgres.location import PgLocation, is_postgres_url, is_url
+from kbls.storage.postgres.location import PgLocation, is_postgres_url, is_url, require_trusted
 
 CONFIG_FILE = ".kbls.yaml"
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
@@ -267,12 +267,15 @@ def _convert(raw: dict[str, Any], source: str) -> Config:
         raise ConfigError(f"{source}: {exc}") from None
 
 
-def load_config(root: Path, overrides: dict[str, Any] | None = None) -> tuple[Config, Path | None]:
+def load_config(
+    root: Path, overrides: dict[str, Any] | None = None, *, store_given: bool = False
+) -> tuple[Config, Path | None]:
     """Read `root/.kbls.yaml` (if any), apply editor overrides, validate.
 
+    :param store_given: the caller has its own store (`--store`), so the file's is not used.
     :returns: the config and the config file's path (None when there is none).
-    :raises ConfigError: naming the file and key for any invalid value.
-    """
+    :raises ConfigError: naming the file and key for any invalid value, or the file's own team
+        store on a host the user does not trust (`require_trusted`)."""
     path = root / CONFIG_FILE
     raw: dict[str, Any] = {}
     config_path: Path | None = None
@@ -296,9 +299,12 @@ def load_config(root: Path, overrides: dict[str, Any] | None = None) -> tuple[Co
             raise ConfigError(f"{path}: expected a mapping of keys at the top level")
         raw = _normalise_keys(loaded)
         _convert(raw, str(path))  # name the file when the file itself is wrong
-    if overrides:
-        raw = _merge(raw, _normalise_keys(overrides))
-        return _convert(raw, f"{path} + initializationOptions"), config_path
+    user = _normalise_keys(overrides) if overrides else {}
+    store = raw.get("store")
+    if not store_given and "store" not in user and isinstance(store, str) and is_postgres_url(store):
+        require_trusted(store, f"{path}: store")
+    if user:
+        return _convert(_merge(raw, user), f"{path} + initializationOptions"), config_path
     return _convert(raw, str(path)), config_path
 
 

@@ -76,7 +76,7 @@ class Engine:
             store is only read: editors and agents embed queries, never documents."""
         self.root = Path(root).resolve()
         if config is None:
-            config, _ = load_config(self.root, overrides)
+            config, _ = load_config(self.root, overrides, store_given=store_dir is not None)
         self.config = config
         location = resolve_store(self.root, config, store_dir)
         #: the store is a team store (PostgreSQL), not this machine's SQLite file.
@@ -145,7 +145,7 @@ class Engine:
         """Delete a root's store (e.g. to switch model); returns the directory removed.
 
         :raises ConfigError: the store is a team store (its database is the team's to drop)."""
-        config, _ = load_config(Path(root).resolve(), overrides)
+        config, _ = load_config(Path(root).resolve(), overrides, store_given=store_dir is not None)
         location = resolve_store(Path(root).resolve(), config, store_dir)
         if isinstance(location, PgLocation):
             raise ConfigError(

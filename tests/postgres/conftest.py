@@ -58,7 +58,7 @@ def open_engine(embedder: Embedder) -> Iterator[Callable[..., Engine]]:
     """Engine(root, store_dir=…) on the shared model; closed after the test."""
     engines: list[Engine] = []
 
-    def factory(root: Path, store: Path | str, **kwargs: Any) -> Engine:
+    def factory(root: Path, store: Path | str | None, **kwargs: Any) -> Engine:
         engine = Engine(root, store_dir=store, embedder=embedder, **kwargs)
         engines.append(engine)
         return engine

@@ -1,9 +1,11 @@
 """A team store is a database others write: a row whose path leaves the root (written there with
-SQL, not by kbls) is never handed out by search, listings, links, names or related notes."""
+SQL, not by kbls) is never handed out by search, listings, links, names or related notes; and a
+workspace's own `.kbls.yaml` makes kbls connect to one only on a host the user trusts."""
 
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -11,7 +13,9 @@ import psycopg
 import pytest
 
 from kbls.engine import Engine
+from kbls.errors import ConfigError
 from kbls.query.filters import Filters
+from kbls.storage.postgres.location import PgLocation, store_host
 from kbls.storage.postgres.paths import clean_path
 
 BAD = {"rust/borrowing.md": "../../x.md", "cooking/sourdough.md": "/etc/bread.md", "meeting-notes.rst": "a\\..\\b.rst"}
@@ -68,3 +72,18 @@ def test_rows_outside_the_root_are_left_out(
         assert not related & bad_paths
     warnings = [r for r in caplog.records if "not inside its root" in r.getMessage()]
     assert len(warnings) == 1 and team.store.location in warnings[0].getMessage()
+
+
+def test_a_workspace_names_a_team_store_only_with_consent(
+    vault: Path, pg_url: str, open_engine: Callable[..., Engine], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    open_engine(vault, pg_url, ingest=True).index()
+    (vault / ".kbls.yaml").write_text(f"store: {pg_url}\n", encoding="utf-8")
+    monkeypatch.delenv("KBLS_TRUSTED_STORES", raising=False)
+    host = store_host(pg_url)
+    with pytest.raises(ConfigError, match=f"KBLS_TRUSTED_STORES={re.escape(host)}"):
+        open_engine(vault, None)
+    monkeypatch.setenv("KBLS_TRUSTED_STORES", host)
+    team = open_engine(vault, None)
+    assert team.team and team.store.location == PgLocation.parse(pg_url, vault, "store").display
+    assert "rust/ownership.md" in {h.path for h in team.search("who owns a value", mode="hybrid").hits}

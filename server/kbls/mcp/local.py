@@ -77,7 +77,7 @@ class LocalBackend(NotesBackend):
         return held
 
     def _open(self, root: Path) -> Engine:
-        config, _ = load_config(root)
+        config, _ = load_config(root, store_given=root in self.store_dirs)
         store_dir = self._store_dir(root, config)
         if isinstance(store_dir, Path) and not (store_dir / STORE_FILE).is_file():
             raise NotIndexedError(index_hint(root))

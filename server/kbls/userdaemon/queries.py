@@ -99,7 +99,8 @@ def open_root(roots: list[Root], query: RootQuery) -> Root | None:
     if root is None:
         return None
     try:
-        expected = resolve_store_dir(resolved, load_config(resolved)[0], Path(query.store) if query.store else None)
+        config = load_config(resolved, store_given=bool(query.store))[0]
+        expected = resolve_store_dir(resolved, config, Path(query.store) if query.store else None)
     except KblsError:
         return None  # the CLI reports the broken config itself
     return root if root.store_dir.resolve() == expected else None
