@@ -16,8 +16,8 @@ notification written -> `publishDiagnostics` read):
   the last change: the figure quoted is the time past that pause, and the raw one beside it);
 - the link check of the same note in-process (`editing.checks.report` through `Daemon.in_root`:
   what the server's thread spends);
-- documentSymbol of an unchanged version (the parse kept) and the first one after a change
-  (the parse included);
+- documentSymbol of an unchanged version (its symbols kept) and the first one after a change
+  (the headings read by the line scan; no block parse);
 - completion after `#` (all tags, most used first) and after `#` and two letters.
 
     .venv/bin/python benchmarks/bench_notes.py [--rounds 40]
@@ -202,11 +202,11 @@ def measure(rounds: int) -> dict[str, Any]:
 
 
 def engine_check(root: Path, lines: list[str], rounds: int) -> dict[str, float]:
-    """The link check and the outline parse in-process, for the same note."""
+    """The link check, the outline's line scan and the folds' block parse in-process, for the same note."""
 
     from kbls.daemon.service import Daemon
     from kbls.editing import checks
-    from kbls.editing.outline import outline
+    from kbls.editing.outline import outline, symbols
     from kbls.links.view import NoteView
 
     daemon = Daemon(watch=False)
@@ -217,24 +217,30 @@ def engine_check(root: Path, lines: list[str], rounds: int) -> dict[str, float]:
         return checks.report(engine, rel, NoteView(lines))  # a new version's view: its links read again
 
     daemon.in_root(path, check)  # the catalogue is read once
-    checked, parses = [], []
+    checked, scans, parses = [], [], []
     for _ in range(rounds):
         started = time.perf_counter()
         daemon.in_root(path, check)
         checked.append((time.perf_counter() - started) * 1000)
         started = time.perf_counter()
-        outline(lines)
+        scanned = symbols(lines)
+        scans.append((time.perf_counter() - started) * 1000)
+        started = time.perf_counter()
+        outline(lines, scanned)
         parses.append((time.perf_counter() - started) * 1000)
     daemon.shutdown()
-    return {"check_p50_ms": round(pct(checked, 50), 2), "parse_p50_ms": round(pct(parses, 50), 2)}
+    return {
+        "check_p50_ms": round(pct(checked, 50), 2), "scan_p50_ms": round(pct(scans, 50), 2),
+        "parse_p50_ms": round(pct(parses, 50), 2),
+    }
 
 
 ROWS = (
     ("open", "diagnostics of the 2,000-line note after `didOpen` (published at once)"),
     ("change", "diagnostics after one `didChange`, past the 250 ms pause"),
     ("change_raw", "… the same, the pause included"),
-    ("symbols_kept", "`documentSymbol`, the version's parse kept"),
-    ("symbols_new", "`documentSymbol`, first after a change (parse included)"),
+    ("symbols_kept", "`documentSymbol`, the version's symbols kept"),
+    ("symbols_new", "`documentSymbol`, first after a change (headings read by the line scan)"),
     ("tag_all", "`#` completion, nothing typed (all tags, most used first)"),
     ("tag_typed", "`#to` completion (two letters typed)"),
 )
@@ -261,8 +267,9 @@ def write_doc(result: dict[str, Any]) -> None:
     ])
     engine_line = " ".join([
         f"In-process, same note: the link check (`editing.checks.report`) p50 {engine['check_p50_ms']} ms (the server's thread);",
-        f"the CommonMark block parse of the outline (markdown-it-py) p50 {engine['parse_p50_ms']} ms, which is",
-        "why the parse is kept per document version and shared by documentSymbol and foldingRange.",
+        f"the outline's symbols by the line scan (`editing.outline.symbols`) p50 {engine['scan_p50_ms']} ms;",
+        f"the CommonMark block parse the folds need (markdown-it-py) p50 {engine['parse_p50_ms']} ms, which is",
+        "why documentSymbol no longer waits for it and it is kept per document version for foldingRange.",
     ])
     table = "| what | p50 ms | p95 ms | mean ms |\n|---|---|---|---|"
     section = f"{START}\n{intro}\n\n{table}\n{rows}\n\n{engine_line}\n\n{END}"
