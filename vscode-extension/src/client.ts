@@ -12,6 +12,7 @@ import { managedVenv } from "./serverInstall";
 import { isNotFound, locateServer, nodeDeps, type NotFound, type ServerCommand } from "./serverLocator";
 import { bundledWheel, installChosen, installWithProgress, upgradeChosen, type ExtensionPlace, type SetupUi } from "./serverSetup";
 import type { StatusBar } from "./statusBar";
+import { withUsersStore } from "./userStore";
 import { parseIndexStatus } from "./wireParse";
 
 export { INSTALL_CHOICE, UPGRADE_CHOICE, type ExtensionPlace } from "./serverSetup";
@@ -75,6 +76,21 @@ export class KbClient implements vscode.Disposable {
     return (vscode.workspace.workspaceFolders ?? []).filter((f) => this.folderEnabled(f.uri));
   }
 
+  /** The settings' initializationOptions, with a team store from the user's own settings only. */
+  private initializationOptions(config: vscode.WorkspaceConfiguration): object {
+    const chosen = withUsersStore(
+      config.get<object>("initializationOptions", {}),
+      config.inspect<object>("initializationOptions")?.globalValue,
+    );
+    if (chosen.ignored !== undefined) {
+      this.output.warn(
+        `kbls.initializationOptions.store from this workspace's settings is ignored (${String(chosen.ignored)}): ` +
+          "a team store is chosen in your user settings (docs/team.md)",
+      );
+    }
+    return chosen.options;
+  }
+
   private async doStart(): Promise<LanguageClient | undefined> {
     this.statusBar.setPhase("starting");
     const folder = this.enabledFolders()[0];
@@ -108,7 +124,7 @@ export class KbClient implements vscode.Disposable {
       "kbls",
       "kbls",
       serverOptions(located, folder?.uri.fsPath),
-      clientOptions(this.output, config.get<object>("initializationOptions", {}), this.folderEnabled),
+      clientOptions(this.output, this.initializationOptions(config), this.folderEnabled),
     );
     client.registerFeature(new EnabledFoldersOnly(this.folderEnabled));
     this.client = client;
