@@ -41,7 +41,9 @@ def test_hit_range_covers_the_whole_chunk_and_is_camel_case() -> None:
     assert wire["range"] == {"start": {"line": 3, "character": 0}, "end": {"line": 8, "character": 0}}
     assert wire["signals"] == {"semantic": 2, "lexical": None}
     result = protocol.SearchResult(hits=[], took_ms=1.5, index=protocol.IndexInfo(state="ready"))
-    assert msgspec.to_builtins(result) == {"hits": [], "tookMs": 1.5, "index": {"state": "ready", "pending": 0, "error": None}}
+    assert msgspec.to_builtins(result) == {
+        "hits": [], "tookMs": 1.5, "index": {"state": "ready", "pending": 0, "error": None, "embedded": 1.0}
+    }
 
 
 def test_related_markdown_links_to_the_section_with_why() -> None:

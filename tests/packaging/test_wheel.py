@@ -35,10 +35,16 @@ def _normalise(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
+#: extras a user installs for a feature (`kbls[postgres]`); `test` is the developers' own.
+FEATURE_EXTRAS = ("postgres",)
+
+
 def _declared_dependencies() -> set[str]:
     tomllib = pytest.importorskip("tomllib")  # Python >= 3.11
     project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
-    return {_normalise(re.split(r"[<>=!~;\[ ]", spec, maxsplit=1)[0]) for spec in project["dependencies"]}
+    extras = project.get("optional-dependencies", {})
+    specs = [*project["dependencies"], *(spec for extra in FEATURE_EXTRAS for spec in extras[extra])]
+    return {_normalise(re.split(r"[<>=!~;\[ ]", spec, maxsplit=1)[0]) for spec in specs if not spec.startswith("kbls")}
 
 
 def _imported_top_level_modules() -> set[str]:
@@ -61,7 +67,18 @@ def test_every_imported_distribution_is_declared() -> None:
         assert distributions, f"{module} is imported by server/kbls but no installed distribution provides it"
         if not distributions & declared:
             undeclared[module] = sorted(distributions)
-    assert not undeclared, f"imported by server/kbls but not in [project] dependencies: {undeclared}"
+    assert not undeclared, f"imported by server/kbls but not in [project] dependencies or a feature extra: {undeclared}"
+
+
+def test_a_feature_extra_is_imported_only_when_its_feature_is_used() -> None:
+    # kbls without `kbls[postgres]` installed must start: the team store's client loads on use
+    code = (
+        "import sys, kbls.cli, kbls.engine, kbls.config, kbls.lsp.server, kbls.mcp.local, kbls.userdaemon.main; "
+        "loaded = sorted(m for m in ('psycopg', 'pgvector') if m in sys.modules); "
+        "assert not loaded, loaded"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
 
 
 def _build(tmp_path: Path) -> tuple[Path, Path]:
