@@ -14,6 +14,7 @@ import numpy as np
 
 from kbls.links.forms import folder_keys, name_key, path_keys
 from kbls.query.filters import Filters
+from kbls.query.tokens import index_terms
 from kbls.storage.postgres.connection import PgPool
 from kbls.storage.postgres.filters import Params, filter_sql
 from kbls.storage.postgres.paths import checked
@@ -101,7 +102,12 @@ class PgReads:
         if not chunk_rowids:
             return {}
         rows = self.db.fetch(f"{_CHUNK_ROW} WHERE c.id = ANY(%s) AND c.root_id = %s", (chunk_rowids, self.root_id))
-        return {int(r[0]): ChunkRow(*r) for r in checked(rows, self.db.display)}
+        # the FTS `terms` column SQLite keeps, made again here: lexical coverage reads a chunk's
+        # identifier parts and CJK bigrams from it (breadcrumb, body and title are r[4], r[5], r[6])
+        return {
+            int(r[0]): ChunkRow._make((*r, index_terms(str(r[6]), str(r[4]), str(r[5]))))
+            for r in checked(rows, self.db.display)
+        }
 
     def file_chunks(self, path: str) -> list[FileChunk]:
         rows = self.db.fetch(
