@@ -31,14 +31,7 @@ sys.path.insert(0, str(REPO))
 from tests.support.raw_stdio import RawStdio  # noqa: E402
 
 EVAL = Path(os.environ.get("KBLS_EVAL_DIR", REPO.parent / "shared" / "eval"))
-QUERIES = [
-    "how do I borrow a value mutably", "iterate over a vector", "error handling with result",
-    "closures capture variables", "generic trait bounds", "pattern matching on enums",
-    "lifetime of a reference", "spawn a thread and join it", "read a file line by line",
-    "format a string with padding", "box smart pointer heap", "derive debug for a struct",
-    "match guard", "unsafe raw pointer", "hashmap entry api", "option unwrap or default",
-    "cargo build dependencies", "integer overflow wrapping", "impl display trait", "macro_rules repetition",
-]
+from bench_daemon import QUERIES  # noqa: E402  (the daemon benchmark's queries: one list)
 
 
 class Watching(RawStdio):

@@ -26,7 +26,7 @@ from kbls.results import SqliteInfo
 from kbls.storage import fts
 from kbls.storage.connection import SQLITE, SQLITE_MODULE_NAME, ConnectionPool, OperationalError
 from kbls.storage.filter_sql import Params, filter_sql
-from kbls.storage.records import ChunkRow, FileChunk, FileRow, ListedFile, NoteName, StoreCounts
+from kbls.storage.records import ChunkRow, FileChunk, FileRow, ListedFile, NoteName, StoreCounts, notes_by_name_key
 from kbls.storage.schema import CHUNKING_KEY
 
 log = logging.getLogger(__name__)
@@ -236,12 +236,7 @@ class StoreReads:
         cached = self._note_keys_cache
         if cached is not None and cached[0] == version:
             return cached[1]
-        found: dict[str, set[int]] = {}
-        for note in self.note_names():
-            names = {*path_keys(note.path), *folder_keys(note.path), name_key(note.title), *map(name_key, note.aliases)}
-            for key in names:
-                found.setdefault(key, set()).add(note.id)
-        by_key = {key: frozenset(ids) for key, ids in found.items()}
+        by_key = notes_by_name_key(self.note_names())
         self._note_keys_cache = (version, by_key)
         return by_key
 

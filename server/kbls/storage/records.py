@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
+
+from kbls.links.forms import folder_keys, name_key, path_keys
 
 
 @dataclass(frozen=True)
@@ -207,3 +210,13 @@ def tag_from_row(row: Any) -> SourcedTag:
     """A stored tag as both backends select it: the note's id, path and title, the tag, its span."""
     file_id, path, title, tag, written, front_matter, *where = row
     return SourcedTag(int(file_id), str(path), str(title), TagSpan(tag, written, bool(front_matter), Span(*where)))
+
+
+def notes_by_name_key(notes: Iterable[NoteName]) -> dict[str, frozenset[int]]:
+    """name key -> the notes that name is one of: each note's path and folder forms, title and
+    aliases compared by `name_key` (how both backends resolve `[[name]]` links)."""
+    found: dict[str, set[int]] = {}
+    for note in notes:
+        for key in {*path_keys(note.path), *folder_keys(note.path), name_key(note.title), *map(name_key, note.aliases)}:
+            found.setdefault(key, set()).add(note.id)
+    return {key: frozenset(ids) for key, ids in found.items()}

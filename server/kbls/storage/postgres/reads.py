@@ -18,7 +18,7 @@ from kbls.query.tokens import index_terms
 from kbls.storage.postgres.connection import PgPool
 from kbls.storage.postgres.filters import Params, filter_sql
 from kbls.storage.postgres.paths import checked
-from kbls.storage.records import ChunkRow, FileChunk, FileRow, ListedFile, NoteName, StoreCounts
+from kbls.storage.records import ChunkRow, FileChunk, FileRow, ListedFile, NoteName, StoreCounts, notes_by_name_key
 
 _CHUNK_ROW = (
     "SELECT c.id, f.path, c.start_line, c.end_line, c.breadcrumb, c.body, f.title, c.embedding_id, c.file_id "
@@ -152,11 +152,7 @@ class PgReads:
         cached = self._note_keys_cache
         if cached is not None and cached[0] == version:
             return cached[1]
-        found: dict[str, set[int]] = {}
-        for note in self.note_names():
-            for key in {*path_keys(note.path), *folder_keys(note.path), name_key(note.title), *map(name_key, note.aliases)}:
-                found.setdefault(key, set()).add(note.id)
-        by_key = {key: frozenset(ids) for key, ids in found.items()}
+        by_key = notes_by_name_key(self.note_names())
         self._note_keys_cache = (version, by_key)
         return by_key
 
