@@ -51,7 +51,7 @@ from tests.support.corpus import make_corpus, note_text, write_config  # noqa: E
 from tests.support.raw_stdio import frame, initialize_params, read_message  # noqa: E402
 
 from doc_section import replace_section  # noqa: E402
-from kbls.lsp import wire  # noqa: E402
+from kbls.protocol import wire  # noqa: E402
 
 DOC = REPO / "docs" / "benchmarks.md"
 START, END = "<!-- load:start -->", "<!-- load:end -->"

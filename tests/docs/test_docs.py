@@ -11,8 +11,8 @@ import pytest
 from kbls.cli import build_parser
 from kbls.config import Config
 from kbls.daemon.host import SharedDaemon
-from kbls.lsp import schema
 from kbls.lsp.server import make_server
+from kbls.protocol import schema
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 README = DOCS.parent / "README.md"

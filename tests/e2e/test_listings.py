@@ -17,7 +17,7 @@ from pygls.exceptions import JsonRpcException
 from tests.support.corpus import make_workspace, write, write_config
 from tests.support.lsp_client import LspSession
 
-from kbls.lsp import wire
+from kbls.protocol import wire
 
 #: the fixture notes, oldest first: each gets an mtime one hour after the previous one.
 BY_AGE = [

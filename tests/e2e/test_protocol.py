@@ -9,7 +9,7 @@ import pytest
 from pygls.exceptions import JsonRpcInvalidParams
 
 from kbls.lsp import convert
-from kbls.lsp import wire as protocol
+from kbls.protocol import wire as protocol
 from kbls.results import Hit, Signals
 
 

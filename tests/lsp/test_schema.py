@@ -6,12 +6,12 @@ import json
 from pathlib import Path
 
 from kbls.limits import MAX_LIMIT, MAX_QUERY_CHARS, MIN_LIMIT, MODES
-from kbls.lsp import schema
+from kbls.protocol import schema
 
 
 def test_committed_schema_is_up_to_date() -> None:
     committed = schema.SCHEMA_FILE.read_text(encoding="utf-8")
-    assert committed == schema.render(), "docs/protocol.schema.json is stale: run python -m kbls.lsp.schema"
+    assert committed == schema.render(), "docs/protocol.schema.json is stale: run python -m kbls.protocol.schema"
     assert schema.main(["--check"]) == 0
 
 

@@ -21,7 +21,7 @@ from pygls.exceptions import JsonRpcException, JsonRpcInternalError
 from tests.support.corpus import make_workspace, store_of, write
 from tests.support.lsp_client import LspSession
 
-from kbls.lsp import wire
+from kbls.protocol import wire
 
 REQUEST_FAILED = -32803
 

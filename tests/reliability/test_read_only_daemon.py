@@ -20,7 +20,7 @@ from tests.support.files import remount
 from tests.support.lsp_client import LspSession
 from tests.support.processes import run_kbls
 
-from kbls.lsp import wire
+from kbls.protocol import wire
 
 pytestmark = pytest.mark.slow
 

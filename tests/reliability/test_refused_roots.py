@@ -21,7 +21,7 @@ from tests.support.user_daemon import DaemonEnv
 from tests.userdaemon.conftest import daemon_env  # noqa: F401  (the per-user daemon fixture)
 
 from kbls.config import CONFIG_FILE
-from kbls.lsp import wire
+from kbls.protocol import wire
 
 INSIDE = "is inside the workspace root"
 

@@ -27,7 +27,7 @@ from tests.userdaemon.conftest import daemon_env  # noqa: F401  (the per-user da
 
 from kbls.config import CONFIG_FILE, load_config, resolve_store, resolve_store_dir
 from kbls.errors import ConfigError
-from kbls.lsp.wire import StatusResult
+from kbls.protocol.wire import StatusResult
 
 INSIDE = "is inside the workspace root"
 ITSELF = "is the workspace root itself"

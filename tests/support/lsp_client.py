@@ -25,7 +25,7 @@ import msgspec
 from lsprotocol import types
 from pygls.lsp.client import LanguageClient
 
-from kbls.lsp import wire
+from kbls.protocol import wire
 
 REQUEST_TIMEOUT = 60.0
 INDEX_TIMEOUT = 120.0

@@ -9,7 +9,7 @@ from tests.support.corpus import make_workspace, write, write_config
 from tests.support.lsp_client import LspSession
 from tests.support.user_daemon import DaemonEnv
 
-from kbls.lsp import wire
+from kbls.protocol import wire
 
 
 def _paths(session: LspSession) -> list[str]:

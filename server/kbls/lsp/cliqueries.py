@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import msgspec
 
 from kbls.daemon.service import Daemon
-from kbls.lsp import wire
+from kbls.protocol import wire
 from kbls.userdaemon import queries
 
 if TYPE_CHECKING:

@@ -24,8 +24,8 @@ from kbls.daemon.answers import (
     TagsAnswer,
 )
 from kbls.daemon.watch import ChangeKind, FileChange
-from kbls.lsp import wire
 from kbls.lsp.uris import client_uri, file_uri
+from kbls.protocol import wire
 from kbls.query.filters import Filters
 from kbls.results import Hit as EngineHit
 

@@ -17,7 +17,8 @@ from pygls.exceptions import JsonRpcInvalidParams
 
 from kbls.engine import Engine
 from kbls.errors import OutsideRootError
-from kbls.lsp import opennotes, wire
+from kbls.lsp import opennotes
+from kbls.protocol import wire
 from kbls.retrieval.backlinks import Backlink, Reference
 
 if TYPE_CHECKING:

@@ -11,8 +11,9 @@ from pygls.exceptions import JsonRpcInvalidParams
 
 from kbls.daemon import answers
 from kbls.limits import MAX_QUERY_CHARS
-from kbls.lsp import convert, wire
+from kbls.lsp import convert
 from kbls.lsp.uris import client_uri
+from kbls.protocol import wire
 
 if TYPE_CHECKING:
     from kbls.lsp.server import KblsServer

@@ -3,7 +3,7 @@ view of the shared host (`kbls.daemon.host`), with every feature module's handle
 its `register(server)`. `kbls serve --standalone` makes one (`kbls.lsp.main`), the per-user
 daemon one per socket connection (`kbls.userdaemon.listener`).
 
-Handlers are thin: validate params (`kbls.lsp.wire`), make one call on the view, convert the
+Handlers are thin: validate params (`kbls.protocol.wire`), make one call on the view, convert the
 answer (`kbls.lsp.convert`). Blocking work (embedding, SQLite) runs in thread pools; the handlers
 themselves are `async` and await those pools, so that pygls can cancel them: a `$/cancelRequest`
 cancels the awaiting task, which answers `RequestCancelled` and drops the result even when the
@@ -49,9 +49,9 @@ from kbls.lsp import (
     rename,
     requests,
     textsync,
-    wire,
 )
 from kbls.lsp.progress import ProgressTokens
+from kbls.protocol import wire
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
