@@ -17,7 +17,7 @@ const resultOf = (method) => schema.methods[method].result;
 const ok = (s, value, opts) => assert.deepEqual(validate(s, value, schema, opts), [], JSON.stringify(value));
 
 test(`the schema is the server's export (${path.relative(EXT_DIR, SCHEMA_PATH)})`, () => {
-  assert.match(schema.description, /kbls\.lsp\.schema/);
+  assert.match(schema.description, /kbls\.protocol\.schema/);
   const requests = [kb.Methods.search, kb.Methods.related, kb.Methods.status, kb.Methods.reindex, kb.Methods.tags, kb.Methods.notes, kb.Methods.backlinks];
   for (const method of requests) {
     assert.ok(schema.methods[method], `${method} in the schema`);
