@@ -111,6 +111,10 @@ class Engine:
         self.pipeline = IndexPipeline(config, self.store, self.scanner, self.chunker, self.embedder)
         #: bring the store up to date with the disk (`IndexPipeline.run`: every file or `paths`).
         self.index = self._refuse_index if read_only else self.pipeline.run
+        if self.team and read_only:
+            # The daemon scans a root it opens and each save: a reader of a team store has nothing to
+            # write (its ingest worker writes it), and is never "paused" waiting to write.
+            self.index = self._team_reader_index
         #: embed what a lexical pass left pending (`IndexPipeline.embed_pending`).
         self.embed_pending = self._refuse_index if read_only else self.pipeline.embed_pending
         self.searcher = HybridSearcher(self.root, self.store, self.vectors, self.embedder, config.search)
@@ -139,6 +143,11 @@ class Engine:
             f"indexing {self.root} is paused: its store {self.store.location} cannot be written (its disk or file is "
             "read-only, or kbls may not write there), so kbls opened it read-only"
         )
+
+    def _team_reader_index(self, *_: object, **__: object) -> IndexReport:
+        """`index` of a team store's reader: nothing is read, embedded or written; the store's counts."""
+        counts = self.store.counts()
+        return IndexReport(files=counts.files, chunks=counts.chunks)
 
     @staticmethod
     def rebuild(root: Path, store_dir: Path | str | None = None, overrides: dict[str, Any] | None = None) -> Path:

@@ -128,8 +128,14 @@ def test_a_changed_and_a_deleted_note(both: tuple[Engine, Engine], vault: Path, 
     assert team.store.counts() == sqlite.store.counts()
 
 
-def test_a_reader_never_writes(both: tuple[Engine, Engine]) -> None:
-    _, team = both
+def test_a_reader_never_writes(both: tuple[Engine, Engine], vault: Path) -> None:
+    """A reader's `index` (the daemon's scan of a root it opens, a save) writes and embeds nothing."""
+    sqlite, team = both
     assert team.read_only
+    (vault / "cooking" / "pasta.md").write_text("# Fresh pasta\n\nSemolina gnocchi.\n", encoding="utf-8")
+    report = team.index()
+    assert (report.changed, report.deleted, report.embedded) == (0, 0, 0) and team.embedded_total == 0
+    assert (report.files, report.chunks) == (sqlite.store.counts().files, sqlite.store.counts().chunks)
+    assert not team.search("semolina gnocchi", mode="lexical").hits
     with pytest.raises(StoreReadOnlyError, match="ingest worker"):
-        team.index()
+        team.embed_pending()

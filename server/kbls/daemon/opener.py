@@ -133,6 +133,12 @@ class RootOpener:
             return None
         if engine.notice:
             self.listener.show(logging.WARNING, f"kbls: {folder}: {engine.notice}")
+        if engine.team:
+            self.listener.log(
+                logging.INFO,
+                f"kbls: {folder} is read from the team store {engine.store.location}, which its ingest worker "
+                "writes: saves here are not indexed, no note is embedded",
+            )
         counts = engine.store.counts()
         # Load the vectors now, on the worker: otherwise the user's first search pays for it
         # (about a second at 50k chunks).
