@@ -31,6 +31,27 @@ def clean_path(path: object) -> bool:
     return not _DRIVE.fullmatch(parts[0]) and all(part not in ("", ".", "..") for part in parts)
 
 
+def clean_path_sql(column: str) -> str:
+    """`clean_path` of `column` as a SQL condition, for counts made in the query (a total must not
+    count the rows `checked` leaves out); PostgreSQL text holds no NUL."""
+    return (
+        f"(strpos({column}, E'\\\\') = 0 AND ('/' || {column} || '/') !~ '/[.]{{0,2}}/' "
+        f"AND {column} !~ '^[A-Za-z]:(/|$)')"
+    )
+
+
+def clean_link(path: str, kind: object, target: object, key: object) -> bool:
+    """Whether a stored link's look-up key is the one kbls makes of its target written in the note
+    at `path` (`indexing.spans.link_key`): a key written by hand (`../../x`, `/etc`) is left out."""
+    from kbls.indexing.spans import link_key
+    from kbls.links.syntax import LinkKind
+
+    try:
+        return isinstance(target, str) and key == link_key(path, LinkKind(kind), target)
+    except ValueError:  # a kind kbls does not write
+        return False
+
+
 def checked(rows: Iterable[Row], store: str, *columns: int) -> list[Row]:
     """`rows` without those whose path `columns` (default: the second) are not `clean_path`."""
     wanted = columns or (1,)

@@ -17,7 +17,7 @@ from kbls.query.filters import Filters
 from kbls.query.tokens import index_terms
 from kbls.storage.postgres.connection import PgPool
 from kbls.storage.postgres.filters import Params, filter_sql
-from kbls.storage.postgres.paths import checked
+from kbls.storage.postgres.paths import checked, clean_path, clean_path_sql
 from kbls.storage.records import ChunkRow, FileChunk, FileRow, ListedFile, NoteName, StoreCounts, notes_by_name_key
 
 _CHUNK_ROW = (
@@ -134,7 +134,9 @@ class PgReads:
         return out
 
     def outgoing_links(self, file_id: int) -> list[tuple[str, str]]:
-        return [(str(k), str(t)) for k, t in self.db.fetch("SELECT kind, target FROM links WHERE file_id = %s", (file_id,))]
+        rows = self.db.fetch("SELECT kind, target FROM links WHERE file_id = %s", (file_id,))
+        # a path link's target is root-relative as the indexer resolves it: checked as a file's path is
+        return [(str(k), str(t)) for k, t in rows if k != "path" or clean_path(t)]
 
     def resolve_link_targets(self, paths: list[str], names: list[str]) -> set[int]:
         ids = {
@@ -214,7 +216,7 @@ class PgReads:
         params: Params = {"root": self.root_id, "low": prefix, "high": prefix + "\U0010ffff"}
         clauses = [f"NOT starts_with(f.path, %(skip{i})s)" for i in range(len(skip))]
         params.update({f"skip{i}": folder for i, folder in enumerate(skip)})
-        where = " AND ".join(["f.root_id = %(root)s", "t.tag >= %(low)s", "t.tag < %(high)s", *clauses])
+        where = " AND ".join(["f.root_id = %(root)s", "t.tag >= %(low)s", "t.tag < %(high)s", clean_path_sql("f.path"), *clauses])
         rows = self.db.fetch(
             f"SELECT t.tag, count(*) FROM tags t JOIN files f ON f.id = t.file_id WHERE {where} GROUP BY t.tag ORDER BY t.tag",
             params,
@@ -225,7 +227,10 @@ class PgReads:
         params: Params = {"limit": limit, "root": self.root_id}
         skips = [f"NOT starts_with(f.path, %(skip{i})s)" for i in range(len(skip))]
         params.update({f"skip{i}": folder for i, folder in enumerate(skip)})
-        where = " AND ".join(["f.root_id = %(root)s", "f.hash IS NOT NULL", filter_sql(filters, params), *skips])
+        # the total counts what the listing hands out: rows `checked` would leave out are not counted
+        where = " AND ".join(
+            ["f.root_id = %(root)s", "f.hash IS NOT NULL", clean_path_sql("f.path"), filter_sql(filters, params), *skips]
+        )
         total = self.db.one(f"SELECT count(*) FROM files f WHERE {where}", params)
         rows = self.db.fetch(
             f"SELECT f.id, f.path, f.title, f.mtime_ns FROM files f WHERE {where} "

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from kbls.storage.postgres.connection import PgPool
-from kbls.storage.postgres.paths import checked
+from kbls.storage.postgres.paths import checked, clean_link
 from kbls.storage.records import SourcedLink, SourcedTag, link_from_row, link_order, tag_from_row
 
 _LINKS = (
@@ -28,9 +28,13 @@ class PgSpans:
         """The span rows whose note's path is inside the root (`paths.checked`)."""
         return checked(rows, self.db.display)
 
+    def _kept_links(self, rows: list[Any]) -> list[Any]:
+        """The link rows of notes inside the root whose key is the one kbls makes of their target."""
+        return [r for r in self._kept(rows) if clean_link(r[1], r[3], r[4], r[5])]
+
     def links_to(self, keys: Iterable[str]) -> list[SourcedLink]:
         rows = self.db.fetch(f"{_LINKS} AND s.target_key = ANY(%s)", (self.root_id, sorted(set(keys))))
-        return sorted((link_from_row(r) for r in self._kept(rows)), key=link_order)
+        return sorted((link_from_row(r) for r in self._kept_links(rows)), key=link_order)
 
     def links_under(self, folders: Iterable[str]) -> list[SourcedLink]:
         rows: list[Any] = []
@@ -39,14 +43,14 @@ class PgSpans:
                 f"{_LINKS} AND s.target_key >= %s AND s.target_key < %s AND s.kind = 'path'",
                 (self.root_id, f"{folder}/", f"{folder}0"),
             )
-        return sorted((link_from_row(r) for r in self._kept(rows)), key=link_order)
+        return sorted((link_from_row(r) for r in self._kept_links(rows)), key=link_order)
 
     def every_link(self) -> list[SourcedLink]:
-        return sorted((link_from_row(r) for r in self._kept(self.db.fetch(_LINKS, (self.root_id,)))), key=link_order)
+        return sorted((link_from_row(r) for r in self._kept_links(self.db.fetch(_LINKS, (self.root_id,)))), key=link_order)
 
     def links_of(self, path: str) -> list[SourcedLink]:
         rows = self.db.fetch(f"{_LINKS} AND f.path = %s ORDER BY s.line, s.start_cp", (self.root_id, path))
-        return [link_from_row(r) for r in self._kept(rows)]
+        return [link_from_row(r) for r in self._kept_links(rows)]
 
     def tag_uses(self, tag: str, nested: bool = True) -> list[SourcedTag]:
         if nested:
