@@ -5,12 +5,13 @@ Writes its figures into `docs/benchmarks.md` between `<!-- team:start -->` and `
 Phases (all by default; pick some with `--phase`):
 
 - `ingest`: the store writes of an ingest, side by side: every note of a SQLite store (Rust by
-  Example's, from `--source`) written through `write_note` with its vectors into a fresh SQLite
-  store and into a fresh team store, alternating, `--rounds` times; notes/s and chunks/s
-  (embedding, the same for both backends, is left out: `kbls index` adds it to either).
+  Example's: `--source`, else the shared set indexed first by the real model) written through
+  `write_note` with its vectors into a fresh SQLite store and into a fresh team store,
+  alternating, `--rounds` times; notes/s and chunks/s (embedding, the same for both backends,
+  is left out: `kbls index` adds it to either).
 - `search`: team stores of `--sizes` chunks (chunk texts of Rust by Example with a unique word
-  per copy, random unit vectors, bulk-loaded with COPY, then the HNSW index built), searched
-  in-process through `Engine.search` as `kb/search` does (the query embedded by the real model,
+  per copy, random unit vectors, bulk-loaded with COPY, each text's terms made once, then the
+  HNSW index built), searched in-process through `Engine.search` as `kb/search` does (the query embedded by the real model,
   lexical + vector + fusion + rows); p50/p99 per mode over the daemon benchmark's queries.
 - `recall`: HNSW recall@10 against the exact scan in the same stores, 200 queries that are
   perturbed corpus vectors (0.6 v + 0.4 noise, as the daemon benchmark's vector phase), at the
@@ -47,13 +48,14 @@ from doc_section import replace_section  # noqa: E402
 from kbls.engine import Engine  # noqa: E402
 from kbls.indexing.embed import Embedder  # noqa: E402
 from kbls.storage.connection import connect  # noqa: E402
+from kbls.storage.fts import BM25_WEIGHTS  # noqa: E402
 from kbls.storage.postgres.terms import chunk_terms  # noqa: E402
 from kbls.storage.store import STORE_FILE, Store  # noqa: E402
 
 RESULTS = REPO / "benchmarks" / ".cache" / "team.json"
 DOC = REPO / "docs" / "benchmarks.md"
 START, END = "<!-- team:start -->", "<!-- team:end -->"
-DEFAULT_SOURCE = REPO.parent / "ranking-stores" / "rust-by-example" / "store"
+EVAL = Path(os.environ.get("KBLS_EVAL_DIR", "/work/shared/eval"))
 CHUNKS_PER_FILE = 10
 #: hnsw.ef_search values whose recall is measured (100: what a 10-hit search uses; 40: pgvector's default).
 EF_SEARCH = (40, 100, 200, 400, 1000)
@@ -68,6 +70,20 @@ def machine() -> dict[str, str]:
         "load": " ".join(f"{x:.1f}" for x in os.getloadavg()),
         "python": platform.python_version(),
     }
+
+
+def rbe_store(work: Path, embedder: Embedder) -> Path:
+    """A SQLite store folder of Rust by Example (the shared set, indexed here by the real model)."""
+    import tarfile
+
+    with tarfile.open(EVAL / "rust-by-example-src.tgz") as tar:
+        tar.extractall(work / "rbe", filter="data")
+    engine = Engine(work / "rbe" / "src", store_dir=work / "rbe-store", embedder=embedder)
+    try:
+        engine.index()
+    finally:
+        engine.close()
+    return work / "rbe-store"
 
 
 # -- ingest ----------------------------------------------------------------------------------
@@ -124,6 +140,7 @@ def load_store(
         register_vector(conn)
         root_id = conn.execute("SELECT id FROM roots").fetchone()[0]  # type: ignore[index]
         conn.execute("DROP INDEX embeddings_hnsw")
+        copied = time.perf_counter()
         with conn.cursor() as cur:
             with cur.copy("COPY embeddings (hash, embedding) FROM STDIN WITH (FORMAT BINARY)") as copy:
                 copy.set_types(["text", "vector"])
@@ -138,24 +155,26 @@ def load_store(
                     copy.write_row((root_id, f"d{f % 50}/note-{f:06d}.md", f"f{f}", texts[f % len(texts)][0], "md"))
             file_ids = [r[0] for r in conn.execute("SELECT id FROM files ORDER BY id").fetchall()]
             embedding_ids = [r[0] for r in conn.execute("SELECT id FROM embeddings ORDER BY id").fetchall()]
+            base_terms = [chunk_terms(*text) for text in texts]
             with cur.copy(
                 "COPY chunks (chunk_id, root_id, file_id, ord, hash, embedding_id, start_line, end_line, breadcrumb, body, ntok) "
                 "FROM STDIN"
             ) as copy:
                 for n in range(size):
-                    title, crumb, body = texts[n % len(texts)]
-                    body = f"{body} copy{n}"
-                    _, ntok = chunk_terms(title, crumb, body)
+                    _, crumb, body = texts[n % len(texts)]
                     copy.write_row((f"c{n}", root_id, file_ids[n // CHUNKS_PER_FILE], n % CHUNKS_PER_FILE, f"h{n}",
-                                    embedding_ids[n], 0, 1, crumb, body, ntok))
+                                    embedding_ids[n], 0, 1, crumb, f"{body} copy{n}", base_terms[n % len(texts)][1] + 1))
             chunk_ids = [r[0] for r in conn.execute("SELECT id FROM chunks ORDER BY id").fetchall()]
             with cur.copy("COPY chunk_terms (chunk_id, root_id, term, tf, ntok) FROM STDIN") as copy:
                 for n, chunk_id in enumerate(chunk_ids):
-                    title, crumb, body = texts[n % len(texts)]
-                    terms, ntok = chunk_terms(title, crumb, f"{body} copy{n}")
+                    # A copy's terms are its text's plus its one unique word (chunk_terms is additive).
+                    terms, ntok = base_terms[n % len(texts)]
+                    ntok += 1
                     for term, tf in terms.items():
                         copy.write_row((chunk_id, root_id, term, tf, ntok))
+                    copy.write_row((chunk_id, root_id, f"copy{n}", BM25_WEIGHTS[2], ntok))
         conn.execute("UPDATE roots SET revision = revision + 1")
+        print(f"{size}: rows copied in {time.perf_counter() - copied:.1f} s", flush=True)
         conn.execute("SET maintenance_work_mem = '1GB'")
         started = time.perf_counter()
         conn.execute("CREATE INDEX embeddings_hnsw ON embeddings USING hnsw (embedding vector_cosine_ops)")
@@ -293,7 +312,7 @@ def main() -> None:
     parser.add_argument("--phase", action="append", choices=["ingest", "search"], help="default: both")
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--source", type=Path, default=DEFAULT_SOURCE, help="a SQLite store folder (Rust by Example's)")
+    parser.add_argument("--source", type=Path, help="a SQLite store folder (default: Rust by Example indexed first)")
     parser.add_argument("--no-doc", action="store_true")
     args = parser.parse_args()
     phases = args.phase or ["ingest", "search"]
@@ -301,11 +320,12 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="kbls-bench-team-"))
     server = start_server(work / "pg")
     try:
+        source = args.source or rbe_store(work, embedder)
         if "ingest" in phases:
-            entry = phase_ingest(server, args.source, embedder, args.rounds, work)
+            entry = phase_ingest(server, source, embedder, args.rounds, work)
             results_file.save(RESULTS, "ingest", {**entry, "machine": machine()})
         if "search" in phases:
-            texts = texts_of(args.source)
+            texts = texts_of(source)
             root = work / "root" / "handbook"
             root.mkdir(parents=True)
             for size in args.sizes:
