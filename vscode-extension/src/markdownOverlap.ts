@@ -3,7 +3,10 @@
 // is asked on, or to the file of a markdown link, and kbls finds those too (with wiki links,
 // aliases and tags). Each link must be listed once: kbls's answer leaves out every location the
 // built-in server also gives (same file, overlapping range; its ranges are the link's path, ours
-// the whole link), so the markdown links come from VS Code's server and the rest from kbls.
+// the whole link) and carries the built-in server's own locations instead, exactly as it gave
+// them. VS Code's references list drops a location given twice with the same range, so where the
+// built-in server answered VS Code too each link shows once; where it answered VS Code before it
+// had read the workspace (nothing, right after a folder opens) its links still show.
 import * as vscode from "vscode";
 
 /** The built-in markdown extension (it can be disabled, then kbls answers everything). */
@@ -37,7 +40,8 @@ export async function referencesWithoutOverlap(
   } finally {
     askingOthers--;
   }
-  return ours.filter((loc) => !others.some((o) => sameFile(o.uri, loc.uri) && o.range.intersection(loc.range) !== undefined));
+  const onlyOurs = ours.filter((loc) => !others.some((o) => sameFile(o.uri, loc.uri) && o.range.intersection(loc.range) !== undefined));
+  return [...others, ...onlyOurs];
 }
 
 function sameFile(a: vscode.Uri, b: vscode.Uri): boolean {
