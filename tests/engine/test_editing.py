@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -14,9 +15,11 @@ import pytest
 from kbls.editing import newnote
 from kbls.editing.linkcheck import Problem, check_links
 from kbls.editing.linkfixes import rewrite
-from kbls.editing.mentions import name_mentions, paragraph_at
+from kbls.editing.mentions import name_mentions, note_name_mentions, paragraph_at
 from kbls.editing.outline import FoldKind, outline, symbols
 from kbls.editing.tagsyntax import tag_typing
+from kbls.engine import Engine
+from kbls.links.headings import heading_line
 from kbls.links.names import Catalogue, LinkStyle, WikiForm
 from kbls.links.resolve import LinkResolver
 from kbls.links.syntax import links_in
@@ -196,3 +199,33 @@ def test_a_link_to_the_root_itself_is_no_problem(tmp_path: Path) -> None:
     assert check_links(catalogue, resolver, "sub dir/b.md", ["[root](../) [own folder](./)"]) == []
     found = check_links(catalogue, resolver, "sub dir/b.md", ["[out](../../)"])
     assert [p.problem for p in found] == [Problem.OUTSIDE_ROOT]
+
+
+def test_a_setext_heading_of_several_lines_starts_at_its_first_line() -> None:
+    """A paragraph of several lines over `===` is one heading (CommonMark): its text is its lines
+    joined, as the indexer reads it, and its symbol covers all of them and the underline."""
+    lines = ["# Top", "", "A heading written", "over two lines", "---", "body", "", "Single", "===", "end"]
+    view = NoteView(lines)
+    assert view.headings == [(0, "Top"), (2, "A heading written over two lines"), (7, "Single")]
+    assert view.is_heading(2) and not view.is_heading(3)
+    found = symbols(view.lines, view.headings)
+    assert [(h.level, h.text, h.line, h.last, h.section_end) for h in found.headings] == [
+        (1, "Top", 0, 0, 5), (1, "Single", 7, 8, 9),
+    ]
+    assert [(c.text, c.line, c.last, c.section_end) for c in found.headings[0].children] == [
+        ("A heading written over two lines", 2, 4, 5),
+    ]
+    assert heading_line(lines, "a-heading-written-over-two-lines") == 2
+
+
+def test_unlinked_names_are_not_read_in_code_as_the_view_reads_its_fences(
+    root: Path, make_engine: Callable[..., Engine]
+) -> None:
+    """A ``` line inside a ~~~ block does not close it (the view's fences, `fenced_lines`): the
+    hint diagnostic's scan had its own toggle, and proposed a link inside the code."""
+    (root / "Sourdough bread.md").write_text("# Sourdough bread\n")
+    engine = make_engine(root)
+    engine.index()
+    lines = ["# Log", "~~~", "```", "Sourdough bread in code", "~~~", "", "Sourdough bread outside"]
+    found = note_name_mentions(engine.links, "log.md", NoteView(lines))
+    assert [(m.line, m.words) for m in found] == [(6, "Sourdough bread")]

@@ -5,12 +5,15 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from tests.support.files import run_beside_fifo
 from tests.support.link_corpus import SLEEPLESS, write_link_workspace
 
+from kbls.editing.linkcheck import Problem, check_links
 from kbls.engine import Engine
+from kbls.links import suggest
 from kbls.links.suggest import LinkQuery
 from kbls.links.syntax import LinkKind, LinkRef, context_around, heading_slug, link_at, links_in, opening_at, typing_at
 
@@ -343,3 +346,59 @@ def test_a_note_swapped_for_a_fifo_after_its_check_is_not_read(tmp_path: Path) -
     resolver.inside = inside_then_swap  # type: ignore[method-assign]  # the swap lands between check and open
     lines = run_beside_fifo(lambda: resolver.read_lines("swapped.md", 4096), note, "read_lines", timeout=10)
     assert lines is None
+
+
+def test_a_link_checked_in_one_note_is_answered_for_its_neighbours_but_not_for_its_target(
+    root: Path, make_engine: Callable[..., Engine]
+) -> None:
+    """What a link says is kept by the folder it is written in: a second note of the folder is
+    answered without resolving it again, while the note the link names, where it is a link into
+    its own text, is checked from its text (its heading is missing there, not on the disk)."""
+    (root / "a").mkdir()
+    (root / "a" / "target.md").write_text("# Target\n\n## Kept\n")
+    (root / "a" / "one.md").write_text("# One\n")
+    engine = make_engine(root)
+    engine.index()
+    catalogue = engine.links.catalogue()
+    refs = [_wiki("target", "Kept"), _wiki("nowhere")]
+    first = check_links(catalogue, engine.links.resolver, "a/one.md", ["# One"], refs)
+    assert [p.problem for p in first] == [Problem.MISSING_NOTE]
+    resolved: list[LinkRef] = []
+    resolve = engine.links.resolver.resolve
+
+    def counted(*args: Any) -> Any:
+        resolved.append(args[2])
+        return resolve(*args)
+
+    engine.links.resolver.resolve = counted  # type: ignore[method-assign]
+    again = check_links(catalogue, engine.links.resolver, "a/two.md", ["# Two"], refs)
+    assert [(p.problem, p.message) for p in again] == [(p.problem, p.message) for p in first]
+    assert resolved == []  # both answered from the folder's kept problems
+    own = check_links(catalogue, engine.links.resolver, "a/target.md", ["# Target", "no heading now"], refs)
+    assert [p.problem for p in own] == [Problem.MISSING_HEADING, Problem.MISSING_NOTE]
+    assert own[0].message == 'this note has no heading "Kept"'
+
+
+def test_without_the_file_watcher_what_was_read_from_the_disk_is_read_again(
+    root: Path, make_engine: Callable[..., Engine], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With `KBLS_NO_WATCH=1` nothing indexes a note changed outside the editor, so the catalogue
+    (made again only when the index changes) must not keep a heading or a file it read for longer
+    than DISK_FACTS_TTL_S; with the watcher on, the index's change makes a new catalogue."""
+    (root / "target.md").write_text("# Target\n")
+    engine = make_engine(root)
+    engine.index()
+    refs = [_wiki("target", "Later"), _wiki("target")]
+
+    def problems() -> list[Problem]:
+        found = check_links(engine.links.catalogue(), engine.links.resolver, "today.md", ["# Today"], refs)
+        return [p.problem for p in found]
+
+    monkeypatch.setenv("KBLS_NO_WATCH", "1")
+    assert problems() == [Problem.MISSING_HEADING]
+    (root / "target.md").write_text("# Target\n\n## Later\n")  # not indexed: no watcher
+    assert problems() == [Problem.MISSING_HEADING]  # kept within the TTL
+    monkeypatch.setattr(suggest, "DISK_FACTS_TTL_S", 0.0)
+    assert problems() == []  # the heading read again
+    (root / "target.md").unlink()
+    assert problems() == [Problem.MISSING_NOTE, Problem.MISSING_NOTE]  # indexed still, but gone

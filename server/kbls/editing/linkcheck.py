@@ -20,7 +20,7 @@ from pathlib import Path
 
 from kbls.links.forms import name_key
 from kbls.links.headings import heading_line, heading_line_in
-from kbls.links.names import Catalogue
+from kbls.links.names import Catalogue, KeptProblem
 from kbls.links.resolve import HeadingLines, LinkResolver, LinkTarget, relative_target
 from kbls.links.syntax import LinkKind, LinkRef, links_in
 from kbls.retrieval.notetexts import RequestResolver
@@ -96,16 +96,22 @@ def check_links(
     checked = links_in(lines)[:MAX_CHECKED_LINKS] if refs is None else refs
     resolver = FolderResolver(resolver)
     seen: HeadingLines = {}
+    folder = posixpath.dirname(source)
+    kept_problems = catalogue.link_problems
     out = []
     for ref in checked:
-        key = (source, ref.kind.value, ref.target, ref.heading)
-        if key in catalogue.link_problems:
-            kept = catalogue.link_problems[key]
-            problem = LinkProblem(ref, Problem(kept[0]), kept[1], kept[2]) if kept is not None else None
+        # what a link to other notes says depends on its text and its note's folder only, so a
+        # note opened for the first time finds the links its neighbours write resolved already
+        key = (folder, ref.kind.value, ref.target, ref.heading)
+        kept = kept_problems.get(key)
+        if kept is not None and source not in kept.targets:
+            found = kept.problem
+            problem = LinkProblem(ref, Problem(found[0]), found[1], found[2]) if found is not None else None
         else:
-            problem, lasting = _problem(catalogue, resolver, source, lines, ref, seen)
-            if lasting:
-                catalogue.link_problems[key] = (problem.problem.value, problem.message, problem.notes) if problem else None
+            problem, targets = _problem(catalogue, resolver, source, lines, ref, seen)
+            if targets is not None:
+                said = (problem.problem.value, problem.message, problem.notes) if problem else None
+                kept_problems[key] = KeptProblem(said, targets)
         if problem is not None:
             out.append(problem)
     return out
@@ -113,19 +119,22 @@ def check_links(
 
 def _problem(
     catalogue: Catalogue, resolver: LinkResolver, source: str, lines: list[str], ref: LinkRef, seen: HeadingLines
-) -> tuple[LinkProblem | None, bool]:
-    """The link's problem, and whether it lasts as long as the catalogue: true of a link to other
-    notes of the index or to no note by name, not of one into this note's own text nor of a
-    path to a file or folder the index does not hold."""
+) -> tuple[LinkProblem | None, frozenset[str] | None]:
+    """The link's problem, and the notes it leads to when that answer lasts as long as the
+    catalogue (None when it does not): it does for a link to other notes of the index or to no
+    note by name, not for one into this note's own text nor for a path to a file or folder the
+    index does not hold."""
     if ref.kind == LinkKind.PATH and ref.target:
         rel = relative_target(source, ref.target)
         if rel is None:
-            return LinkProblem(ref, Problem.OUTSIDE_ROOT, f'"{ref.target}" leaves the workspace folder'), True
+            return LinkProblem(ref, Problem.OUTSIDE_ROOT, f'"{ref.target}" leaves the workspace folder'), frozenset()
     targets = resolver.resolve(catalogue, source, ref, lines, seen)
     if not targets:
-        return _missing(resolver, source, ref), ref.kind == LinkKind.WIKI and bool(ref.target)
-    lasting = bool(ref.target) and all(t.path in catalogue.by_path and t.path != source for t in targets)
-    return _found_problem(catalogue, resolver, source, lines, ref, targets, seen), lasting
+        lasting = ref.kind == LinkKind.WIKI and bool(ref.target)
+        return _missing(resolver, source, ref), frozenset() if lasting else None
+    paths = frozenset(t.path for t in targets)
+    lasting = bool(ref.target) and source not in paths and all(path in catalogue.by_path for path in paths)
+    return _found_problem(catalogue, resolver, source, lines, ref, targets, seen), paths if lasting else None
 
 
 def _found_problem(

@@ -15,11 +15,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from kbls.indexing.parse import MAX_FRONTMATTER_LINES
 from kbls.links.forms import name_key
+from kbls.links.headings import body_start
 from kbls.links.names import Catalogue, LinkStyle, Note, WikiForm, wiki_insert
 from kbls.links.suggest import LinkQuery, NoteLinks
 from kbls.links.syntax import ATX_HEADING, FENCE, LinkKind, fenced_lines, links_in
+from kbls.links.view import NoteView
 
 #: the longest name looked for, in words.
 MAX_NAME_WORDS = 6
@@ -192,33 +193,27 @@ def _likelihood(mention: Mention, cosine: float) -> float:
     return max(cosine, 0.0) + NAME_WORDS_BONUS * (words - 1) + (EXACT_CASE_BONUS if exact else 0.0)
 
 
-def note_name_mentions(links: NoteLinks, source: str, lines: list[str]) -> list[Mention]:
-    """The names of other notes written unlinked in every paragraph of the note (no model: what
-    the optional hint diagnostic shows)."""
+def note_name_mentions(links: NoteLinks, source: str, view: NoteView) -> list[Mention]:
+    """The names of other notes written unlinked in every paragraph of the note whose text is
+    `view` (no model: what the optional hint diagnostic shows). Its code blocks are the view's
+    (`NoteView.fenced`, as every link feature reads them)."""
+    lines, fenced = view.lines, view.fenced
     catalogue = links.catalogue()
     style = links.style(catalogue, lines)
     out: list[Mention] = []
-    line = _body_start(lines)
-    fenced = False
+
+    def prose(number: int) -> bool:
+        return number not in fenced and bool(lines[number].strip()) and not ATX_HEADING.match(lines[number])
+
+    line = body_start(lines)
     while line < len(lines):
-        if FENCE.match(lines[line]):
-            fenced = not fenced
-        if fenced or not lines[line].strip() or ATX_HEADING.match(lines[line]) or FENCE.match(lines[line]):
+        if not prose(line):
             line += 1
             continue
         first = line
-        while line + 1 < len(lines) and lines[line + 1].strip() and not (
-            ATX_HEADING.match(lines[line + 1]) or FENCE.match(lines[line + 1])
-        ):
+        while line + 1 < len(lines) and prose(line + 1):
             line += 1
         linked = linked_from(catalogue, source, lines, first, line)
         out.extend(name_mentions(catalogue, style, source, lines, first, line, linked))
         line += 1
     return out
-
-
-def _body_start(lines: list[str]) -> int:
-    """The first line after the front matter (0 without one)."""
-    if not lines or lines[0].rstrip() != "---":
-        return 0
-    return next((n + 1 for n in range(1, min(len(lines), MAX_FRONTMATTER_LINES)) if lines[n].rstrip() in ("---", "...")), 0)

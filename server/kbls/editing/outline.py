@@ -21,7 +21,7 @@ from markdown_it import MarkdownIt
 from mdit_py_plugins.front_matter import front_matter_plugin
 
 from kbls.indexing.markdown import MAX_NESTING, heading_text
-from kbls.links.headings import front_matter_close, headings
+from kbls.links.headings import front_matter_close, headings, setext_underline
 from kbls.links.syntax import heading_text as atx_text
 
 #: lines of a note that are outlined (markdown-it holds ~400 bytes per token: bounded memory).
@@ -142,9 +142,11 @@ def _heading(lines: list[str], number: int, text: str) -> Heading | None:
         opening = _ATX_OPENING.match(lines[number])
         level = len(opening.group(1)) if opening is not None else 1
         return Heading(level, plain, number, number, number)
-    underline = _UNDERLINE.match(lines[number + 1]) if number + 1 < len(lines) else None
+    last = setext_underline(lines, number)
+    last = number + 1 if last is None else last
+    underline = _UNDERLINE.match(lines[last]) if last < len(lines) else None
     level = 1 if underline is not None and underline.group(1).startswith("=") else 2
-    return Heading(level, plain, number, number + 1, number + 1)
+    return Heading(level, plain, number, last, last)
 
 
 def _front_matter(lines: list[str]) -> FrontMatter | None:

@@ -51,24 +51,41 @@ def body_start(lines: Sequence[str]) -> int:
 
 def headings(lines: list[str]) -> Iterator[tuple[int, str]]:
     """Each heading's 0-based line and text, in order: ATX (`## Text`) or setext (`Text` over
-    `===` or `---`), not in a fenced code block (`fenced_lines`) nor in front matter (the one
-    heading reader every link feature uses)."""
+    `===` or `---`; a paragraph of several lines over its underline is one heading, at its first
+    line, its lines' text joined by spaces), not in a fenced code block (`fenced_lines`) nor in
+    front matter (the one heading reader every link feature uses)."""
     start = body_start(lines)
     fenced = fenced_lines(lines[start:])
-    paragraph: int | None = None  # the line a setext underline would make a heading
+    paragraph: int | None = None  # the first line of the paragraph a setext underline would make a heading
     for number in range(start, len(lines)):
         line = lines[number]
-        if number - start in fenced:
+        if fenced and number - start in fenced:
             paragraph = None
             continue
-        text = heading_text(line)
-        if text is not None:
-            yield number, text
-            paragraph = None
+        first = line.lstrip()[:1]
+        if not first:
+            paragraph = None  # a blank line ends a paragraph
             continue
-        if paragraph is not None and _SETEXT.match(line):
-            yield paragraph, lines[paragraph].strip()
+        if first == "#":
+            text = heading_text(line)
+            if text is not None:
+                yield number, text
+                paragraph = None
+                continue
+        elif paragraph is not None and first in "=-" and _SETEXT.match(line):
+            yield paragraph, " ".join(lines[n].strip() for n in range(paragraph, number))
             paragraph = None
             continue
         # an indented line opens no paragraph (it is code) but may continue one
-        paragraph = number if line.strip() and (paragraph is not None or not line.startswith("    ")) else None
+        if paragraph is None and not line.startswith("    "):
+            paragraph = number
+
+
+def setext_underline(lines: Sequence[str], line: int) -> int | None:
+    """The underline of the setext heading whose first line is `line` (`headings`), if it is one."""
+    for number in range(line + 1, len(lines)):
+        if not lines[number].strip():
+            return None
+        if _SETEXT.match(lines[number]):
+            return number
+    return None

@@ -20,6 +20,7 @@ from __future__ import annotations
 import bisect
 import posixpath
 import re
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 from enum import Enum
@@ -71,6 +72,16 @@ class Note(NoteName):
         return cls(row.id, row.path, row.title, row.aliases, posixpath.splitext(row.path)[0])
 
 
+@dataclass(frozen=True, slots=True)
+class KeptProblem:
+    """A link's problem as `kbls.editing.linkcheck` found it (kind, message, notes; None: no
+    problem), and the notes the link leads to: the answer holds for a link written the same way
+    in any note of the folder but these (in one of them it is a link into its own text)."""
+
+    problem: tuple[str, str, tuple[str, ...]] | None
+    targets: frozenset[str]
+
+
 @dataclass
 class Catalogue:
     """Every note by the names a link may use (built once per store change)."""
@@ -97,11 +108,11 @@ class Catalogue:
     note_headings: dict[str, list[tuple[int, str]] | None] = field(default_factory=dict, repr=False)
     anchor_lines: dict[tuple[str, str], int] = field(default_factory=dict, repr=False)
     #: `kbls.editing.linkcheck`'s notes a wiki name finds by its first kind of name, by folder,
-    #: and the problems (kind, message, notes) of links by (source, kind, target, heading).
+    #: and the problems of links by (the folder of the note they are written in, kind, target, heading).
     answering: dict[tuple[str, str], list[str]] = field(default_factory=dict, repr=False)
-    link_problems: dict[tuple[str, str, str, str | None], tuple[str, str, tuple[str, ...]] | None] = field(
-        default_factory=dict, repr=False
-    )
+    link_problems: dict[tuple[str, str, str, str | None], KeptProblem] = field(default_factory=dict, repr=False)
+    #: when the above were last emptied (`time.monotonic`).
+    learnt_since: float = field(default_factory=time.monotonic, repr=False)
 
     @classmethod
     def of(cls, rows: list[NoteName], version: tuple[int, int, float] = (0, 0, 0.0)) -> Catalogue:
@@ -125,6 +136,12 @@ class Catalogue:
         made._keys = [key for key, _ in pairs]
         made._entries = [entry for _, entry in pairs]
         return made
+
+    def forget_learnt(self) -> None:
+        """Empty what the resolver learnt from the disk (a request reading the old maps meanwhile
+        keeps them), so the next checks read the files again."""
+        self.link_notes, self.note_headings, self.anchor_lines, self.link_problems = {}, {}, {}, {}
+        self.learnt_since = time.monotonic()
 
     def name_matches(self, typed: str) -> dict[str, tuple[float, str]]:
         """path -> (1.0, kind) for notes a name of which starts with `typed` (compared by

@@ -46,9 +46,11 @@ HeadingLines = dict[str, tuple[dict[str, int], list[str]]]
 class LinkResolver:
     """Resolves links of one root against a `Catalogue`; reads files only inside the root."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, real_root: Path | None = None) -> None:
         self.root = root
-        self._real_root = Path(os.path.realpath(root))
+        #: `real_root`: the root's real path found already (a resolver made for one request from
+        #: the engine's: a workspace pull makes one per note, and each realpath stats every folder).
+        self._real_root = Path(os.path.realpath(root)) if real_root is None else real_root
 
     def inside(self, rel: str) -> Path | None:
         """The file at `rel` when it exists inside the root's real folder (symlinks followed)."""

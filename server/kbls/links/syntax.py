@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from enum import Enum
 from urllib.parse import quote, unquote
@@ -127,9 +128,10 @@ def _split_target(raw: str) -> tuple[str, str | None] | None:
 
 def line_links(number: int, line: str) -> list[LinkRef]:
     """The links of one line (numbered `number`) that is not in a fence."""
-    if len(line) > MAX_LINE_CHARS:
+    if len(line) > MAX_LINE_CHARS or "[" not in line:
         return []
-    text = _code_free(line)
+    # a line without a backtick has no code span; one without `[[` (or `](`) no link of that form
+    text = _code_free(line) if "`" in line else line
     found = [
         LinkRef(
             LinkKind.WIKI, m.group(1).strip(), (m.group(2) or "").strip() or None, number, m.start(), m.end(),
@@ -137,20 +139,28 @@ def line_links(number: int, line: str) -> list[LinkRef]:
         )
         for m in WIKI_LINK.finditer(text)
         if m.group(1).strip() or (m.group(2) or "").strip()
-    ]
+    ] if "[[" in text else []
+    if "](" not in text:
+        return found
+    wiki = len(found)
     for m in MARKDOWN_LINK.finditer(text):
         parts = _split_target(destination(m))
         if parts is not None and (parts[0] or parts[1]):
             found.append(LinkRef(LinkKind.PATH, parts[0], parts[1], number, m.start(), m.end()))
-    return sorted(found, key=lambda ref: ref.start)
+    return sorted(found, key=_start) if wiki and len(found) > wiki else found
 
 
-def links_in(lines: list[str]) -> list[LinkRef]:
-    """Every wiki and relative markdown link of a document, in order (not those in code)."""
-    fenced = fenced_lines(lines)
+def _start(ref: LinkRef) -> int:
+    return ref.start
+
+
+def links_in(lines: list[str], fenced: Collection[int] | None = None) -> list[LinkRef]:
+    """Every wiki and relative markdown link of a document, in order (not those in code);
+    `fenced` its `fenced_lines`, when read already."""
+    fenced = fenced_lines(lines) if fenced is None else fenced
     out: list[LinkRef] = []
     for number, line in enumerate(lines):
-        if number not in fenced:
+        if "[" in line and number not in fenced:
             out.extend(line_links(number, line))
     return out
 

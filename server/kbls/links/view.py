@@ -58,7 +58,7 @@ class NoteView:
     def _read_links(self) -> list[LinkRef]:
         previous, self._previous = self._previous, None
         if previous is None or previous._links is None:
-            return links_in(self.lines)
+            return links_in(self.lines, self.fenced)
         by_line: dict[int, list[LinkRef]] = {}
         for ref in previous._links:
             by_line.setdefault(ref.line, []).append(ref)

@@ -169,7 +169,6 @@ async def diagnostics_of(ls: KblsServer, document: TextDocument) -> list[types.D
         return None
     raw = list(document.lines)
     view = view_of(ls, document)
-    lines = view.lines
     try:
         checked = await ls.call(ls.query_pool, ls.daemon.in_root, path, partial(checks.report, view=view))
         found = to_diagnostics(checked.answer, checked.folder, document, raw)
@@ -177,7 +176,7 @@ async def diagnostics_of(ls: KblsServer, document: TextDocument) -> list[types.D
         if hint is not None:
 
             def ask(engine: Engine, rel: str) -> list[types.Diagnostic]:
-                return mentions.hint_diagnostics(engine, rel, document, raw, lines, hint)
+                return mentions.hint_diagnostics(engine, rel, document, raw, view, hint)
 
             found += (await ls.call(ls.query_pool, ls.daemon.in_root, path, ask)).answer
     except JsonRpcException as exc:
@@ -209,5 +208,7 @@ def to_diagnostics(report: LinkReport, folder: Path, document: TextDocument, raw
 
 def link_range(document: TextDocument, raw: list[str], problem: LinkProblem) -> types.Range:
     ref = problem.ref
+    if ref.line < len(raw) and raw[ref.line].isascii():  # a character is one unit in every encoding
+        return types.Range(types.Position(ref.line, ref.start), types.Position(ref.line, ref.end))
     span = ServerTextRange(ServerTextPosition(ref.line, ref.start), ServerTextPosition(ref.line, ref.end))
     return document.position_codec.range_to_client_units(raw, span)

@@ -22,8 +22,14 @@ from kbls.lsp.pygls_compat import DocumentFactory
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 
 
+#: what `str.splitlines` ends a line at beyond `\n`, `\r\n` and `\r`.
+_OTHER_ENDS = re.compile("[\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
+
+
 def lsp_lines(text: str) -> tuple[str, ...]:
     """`text` cut into lines that keep their ends, at `\\n`, `\\r\\n` and `\\r` only."""
+    if _OTHER_ENDS.search(text) is None:
+        return tuple(text.splitlines(True))  # the same lines, several times faster
     return tuple(_LINE.findall(text))
 
 

@@ -17,6 +17,7 @@ from pygls.workspace.position_codec import ServerTextPosition, ServerTextRange
 from kbls.editing import mentions
 from kbls.editing.mentions import Mention
 from kbls.engine import Engine
+from kbls.links.view import NoteView
 
 if TYPE_CHECKING:
     from kbls.lsp.server import KblsServer
@@ -57,7 +58,7 @@ async def actions(
 
 
 def hint_diagnostics(
-    engine: Engine, rel: str, document: TextDocument, raw: list[str], lines: list[str], severity: types.DiagnosticSeverity
+    engine: Engine, rel: str, document: TextDocument, raw: list[str], view: NoteView, severity: types.DiagnosticSeverity
 ) -> list[types.Diagnostic]:
     """A diagnostic on each name of another note written unlinked (on the query thread)."""
     return [
@@ -65,5 +66,5 @@ def hint_diagnostics(
             range=_range(document, raw, m), severity=severity, code=CODE, source="kbls",
             message=f'"{m.words}" names the note "{m.title or m.path}": link it?',
         )
-        for m in mentions.note_name_mentions(engine.links, rel, lines)
+        for m in mentions.note_name_mentions(engine.links, rel, view)
     ]

@@ -12,6 +12,7 @@ answer (None).
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
@@ -45,14 +46,20 @@ def document_symbol(
     document = open_text(ls.workspace, params.text_document.uri, types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
     if document is None:
         return None
-    parsed = state_of(ls, Views).symbols(document)
-    lines = list(document.lines)
-    symbols = [_heading_symbol(document, lines, h) for h in parsed.headings]
-    if parsed.front_matter is not None:
-        symbols.insert(0, _front_matter_symbol(document, lines, parsed.front_matter))
-    if _hierarchical(ls):
-        return symbols
-    return _flat(document.uri, symbols)
+    views = state_of(ls, Views)
+    hierarchical = _hierarchical(ls)
+
+    def answer() -> list[types.DocumentSymbol] | list[types.SymbolInformation]:
+        parsed = views.symbols(document)
+        lines = document.lines
+        symbols = [_heading_symbol(document, lines, h) for h in parsed.headings]
+        if parsed.front_matter is not None:
+            symbols.insert(0, _front_matter_symbol(document, lines, parsed.front_matter))
+        return symbols if hierarchical else _flat(document.uri, symbols)
+
+    # an editor asks again on every focus and after each change: the version's answer is kept
+    found: list[types.DocumentSymbol] | list[types.SymbolInformation] = views.answer(document, "documentSymbol", answer)
+    return found
 
 
 async def folding_range(ls: KblsServer, params: types.FoldingRangeParams) -> list[types.FoldingRange] | None:
@@ -63,14 +70,16 @@ async def folding_range(ls: KblsServer, params: types.FoldingRangeParams) -> lis
     return [types.FoldingRange(fold.start, fold.end, kind=_FOLD_KINDS.get(fold.kind)) for fold in parsed.folds]
 
 
-def _range(document: TextDocument, lines: list[str], first: int, last: int) -> types.Range:
+def _range(document: TextDocument, lines: Sequence[str], first: int, last: int) -> types.Range:
     """Lines `first`..`last` whole, in the client's units."""
     end = len(lines[last].rstrip("\r\n")) if last < len(lines) else 0
+    if last < len(lines) and lines[last].isascii():  # a character is one unit in every encoding
+        return types.Range(types.Position(first, 0), types.Position(last, end))
     span = ServerTextRange(ServerTextPosition(first, 0), ServerTextPosition(last, end))
     return document.position_codec.range_to_client_units(lines, span)
 
 
-def _heading_symbol(document: TextDocument, lines: list[str], heading: Heading) -> types.DocumentSymbol:
+def _heading_symbol(document: TextDocument, lines: Sequence[str], heading: Heading) -> types.DocumentSymbol:
     return types.DocumentSymbol(
         name=heading.text, detail="#" * heading.level, kind=types.SymbolKind.String,
         range=_range(document, lines, heading.line, heading.section_end),
@@ -79,7 +88,7 @@ def _heading_symbol(document: TextDocument, lines: list[str], heading: Heading) 
     )
 
 
-def _front_matter_symbol(document: TextDocument, lines: list[str], front: FrontMatter) -> types.DocumentSymbol:
+def _front_matter_symbol(document: TextDocument, lines: Sequence[str], front: FrontMatter) -> types.DocumentSymbol:
     keys = [
         types.DocumentSymbol(
             name=key, kind=types.SymbolKind.Property, range=_range(document, lines, line, line),

@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from pygls.workspace import TextDocument
 
@@ -28,6 +29,8 @@ from kbls.lsp.featurestate import state_of
 if TYPE_CHECKING:
     from kbls.lsp.server import KblsServer
 
+T = TypeVar("T")
+
 
 @dataclass(slots=True)
 class _Kept:
@@ -36,6 +39,8 @@ class _Kept:
     view: NoteView
     outline: asyncio.Future[Outline] | None = field(default=None)
     symbols: Symbols | None = field(default=None)
+    #: a feature's answer for this text, by the feature's name (`Views.answer`).
+    answers: dict[str, object] = field(default_factory=dict)
 
 
 class Views:
@@ -66,6 +71,15 @@ class Views:
         if kept.symbols is None:  # read outside the lock (a scan of the lines); a race reads it twice
             kept.symbols = symbols(kept.view.lines, kept.view.headings)
         return kept.symbols
+
+    def answer(self, document: TextDocument, name: str, make: Callable[[], T]) -> T:
+        """What `make` answers for the document's text, made once per text (`name` tells the
+        answers of one text apart; on the event loop's thread only)."""
+        kept = self._entry(document)
+        if name not in kept.answers:
+            kept.answers[name] = make()
+        found: T = kept.answers[name]  # type: ignore[assignment]  # made by `make` for this name
+        return found
 
     def outline(self, document: TextDocument) -> asyncio.Future[Outline]:
         """The outline and folds of the document's text, parsed once (on the event loop's thread only)."""

@@ -47,7 +47,7 @@ class RequestResolver(LinkResolver):
     a link leads depends on its text and its note's folder only)."""
 
     def __init__(self, resolver: LinkResolver) -> None:
-        super().__init__(resolver.root)
+        super().__init__(resolver.root, resolver._real_root)
         self._root_text = str(resolver.root)
         self._real_text = str(self._real_root)
         self._checked: dict[str, Path | None] = {}
