@@ -115,7 +115,7 @@ def write_doc(notes: int, runs: int, rows: list[tuple[str, float, float]]) -> No
     section = (
         f"{START}\n## References and rename (issue 20)\n"
         f"`benchmarks/bench_backlinks.py --write` on {date.today()}, commit {commit}, load average {load} at\n"
-        f"the end of the run (a two-core machine shared with other sessions: far from idle). {notes:,} generated\n"
+        f"the end of the run (a two-core machine shared with other sessions). {notes:,} generated\n"
         f"notes in 50 folders, 6 links each (wiki by title, markdown by relative path with an anchor); one note\n"
         f"linked from 200 notes, one from 500 (half by title, which a title rename rewrites, half by relative\n"
         f"path, which a move rewrites). Engine calls, warm, {runs} runs. Targets: references on the note with 200\n"
