@@ -106,7 +106,8 @@ def fenced_lines(lines: list[str]) -> set[int]:
     inside: set[int] = set()
     fence: str | None = None
     for number, line in enumerate(lines):
-        match = FENCE.match(line)
+        # a fence line holds a backtick or a tilde: most lines are not matched at all
+        match = FENCE.match(line) if "`" in line or "~" in line else None
         if fence is None and match:
             fence = match.group(1)[0] * len(match.group(1))
             inside.add(number)
