@@ -71,7 +71,8 @@ class Engine:
             config's `store`, else the per-user cache).
         :param read_only: for commands that only read (status, search), and for the daemon's
             root whose store cannot be written: nothing is created or written (`index` raises
-            `StoreReadOnlyError`); a root never indexed gets an empty store in memory (see `Store`).
+            `StoreReadOnlyError`, but a team store's reader's returns its counts); a root never
+            indexed gets an empty store in memory (see `Store`).
         :param ingest: write a team store (`kbls index`, the ingest worker); without it a team
             store is only read: editors and agents embed queries, never documents."""
         self.root = Path(root).resolve()

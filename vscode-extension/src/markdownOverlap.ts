@@ -40,8 +40,23 @@ export async function referencesWithoutOverlap(
   } finally {
     askingOthers--;
   }
-  const onlyOurs = ours.filter((loc) => !others.some((o) => sameFile(o.uri, loc.uri) && o.range.intersection(loc.range) !== undefined));
-  return [...others, ...onlyOurs];
+  const overlaps = (a: vscode.Location, b: vscode.Location) => sameFile(a.uri, b.uri) && a.range.intersection(b.range) !== undefined;
+  // All the built-in server's locations are carried, not only the overlapping ones: VS Code may
+  // have had its own answer before that server had read the workspace. The command asks with the
+  // declaration included, so without it the headings it names are left out here.
+  const carried = context.includeDeclaration ? others : await withoutHeadings(others);
+  return [...carried, ...ours.filter((loc) => !others.some((o) => overlaps(o, loc)))];
+}
+
+/** The locations that are not on an ATX heading line (the built-in server's declarations). */
+async function withoutHeadings(locations: vscode.Location[]): Promise<vscode.Location[]> {
+  const kept: vscode.Location[] = [];
+  for (const loc of locations) {
+    const doc = await Promise.resolve(vscode.workspace.openTextDocument(loc.uri)).catch(() => undefined);
+    const line = doc && loc.range.start.line < doc.lineCount ? doc.lineAt(loc.range.start.line).text : "";
+    if (!/^ {0,3}#{1,6}(\s|$)/.test(line)) kept.push(loc);
+  }
+  return kept;
 }
 
 function sameFile(a: vscode.Uri, b: vscode.Uri): boolean {

@@ -156,7 +156,7 @@ class RootOpener:
         serving = self.registry.get(request.key)
         if engine.read_only and not engine.team:  # a team store is read-only for good: its worker writes it
             self._reopen_later(request)
-        elif serving is not None and serving.read_only:
+        elif serving is not None and serving.read_only and not engine.team:
             self.listener.show(logging.INFO, f"kbls: the store of {folder} can be written again; indexing resumed")
         self._settle(request, problem)
         root.watcher = self._watch(root)
