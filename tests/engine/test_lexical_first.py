@@ -10,9 +10,10 @@ from __future__ import annotations
 import os
 import shutil
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
+import numpy as np
 from tests.support.corpus import FIXTURES, write
 from tests.support.store_check import check_store
 
@@ -171,3 +172,33 @@ def test_an_off_topic_hybrid_query_answers_nothing_while_pending(root: Path, mak
     assert hits and hits[0].path == "cooking/sourdough.md"  # a word of its own still finds it
     engine.embed_pending()
     assert not engine.search(off_topic, filters=Filters(), mode=Mode.HYBRID).hits
+
+
+def test_a_save_is_found_by_its_words_before_its_model_call(root: Path, make_engine: Callable[..., Engine]) -> None:
+    """A save writes the note first and embeds its new text after: the model call, the largest
+    part of a save, does not stand before the note is searchable by its words."""
+    write(root, "a.md", "# Alpha\n\nA first paragraph about nothing in particular.\n")
+    engine = make_engine(root)
+    engine.index()
+    saved = write(root, "a.md", "# Alpha\n\nA first paragraph about nothing in particular.\n\nZorbly marmoset.\n")
+    seen: list[list[str]] = []
+    original = engine.embedder.embed_passages
+
+    def embed_and_look(texts: Sequence[str]) -> np.ndarray:
+        # from another thread, as the daemon's queries run while its index thread embeds
+        looker = threading.Thread(
+            target=lambda: seen.append([h.path for h in engine.search("zorbly marmoset", mode=Mode.LEXICAL).hits])
+        )
+        looker.start()
+        looker.join()
+        return original(texts)
+
+    engine.embedder.embed_passages = embed_and_look  # type: ignore[method-assign]
+    try:
+        report = engine.index([saved])
+    finally:
+        del engine.embedder.embed_passages
+    assert seen and seen[0] == ["a.md"]
+    assert report.embedded >= 1 and report.pending == 0
+    assert engine.search("zorbly marmoset", mode=Mode.SEMANTIC).hits[0].path == "a.md"
+    check_store(engine.store_dir, root)

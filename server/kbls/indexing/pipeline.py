@@ -7,8 +7,11 @@ written in its own transaction.
 Lexical first: a full scan (a first index, a rebuild) or a large batch of files writes every
 note's chunks, FTS rows, links and tags with its new chunk texts marked pending, then embeds them
 (`kbls.indexing.embed_pass`), so every note is found by its words and names within the scan's
-time, long before the model is through. A few files (a save) are embedded before they are
-written, so a saved note is searchable by meaning at once, and its texts leave the queue.
+time, long before the model is through. A few files (a save) are written the same way and their
+new chunk texts embedded right after, in the same run: a saved note is found by its words as
+soon as it is written (the model call, the largest part of a save, no longer stands before
+that) and by meaning a model batch later, and its texts leave the queue ahead of the backlog.
+A store that is not lexical first (the team store) embeds before it writes.
 
 A full scan also re-reads every file when the store's chunking fingerprint (meta `chunking`) is
 not this chunker's (`Chunker.fingerprint`: a new parser/chunker version or other chunk
@@ -47,8 +50,9 @@ log = logging.getLogger(__name__)
 
 __all__ = ["INLINE_FILES", "IndexPipeline", "IndexProgress", "PreparedNote", "ProgressFn"]
 
-#: a run of at most this many files to read embeds before it writes (a save, a few watcher
-#: events); larger runs and full scans write lexically first
+#: a run of at most this many files (a save, a few watcher events) embeds its own new texts
+#: right after writing them, whatever `embed` says; larger runs and full scans leave them to the
+#: embedding pass
 INLINE_FILES = 16
 
 
@@ -197,8 +201,8 @@ class IndexPipeline:
         report.scanned = len(candidates)
         work = [c for c in candidates if force or _changed(c, known.get(c.rel_path), self.config.size_cap(c.rel_path)[1])]
         tracker = Tracker(progress, len(work))
-        lexical = self.store.lexical_first and (paths is None or len(work) > INLINE_FILES)
-        batch = _Batch(self, tracker, lexical=lexical)
+        inline = paths is not None and len(work) <= INLINE_FILES
+        batch = _Batch(self, tracker, lexical=self.store.lexical_first)
         for done, candidate in enumerate(work, 1):
             if cancel is not None and cancel.is_set():
                 break
@@ -209,6 +213,8 @@ class IndexPipeline:
                     batch.flush(report)
             tracker.looked_at(done, candidate.rel_path)
         batch.flush(report)
+        if inline and batch.lexical and (cancel is None or not cancel.is_set()):
+            report.embedded += self._embed_written(batch.written, tracker, cancel)
         if cancel is None or not cancel.is_set():
             for rel in gone:
                 if self.store.delete_file(rel):
@@ -217,7 +223,7 @@ class IndexPipeline:
                 self.store.collect_garbage()
                 if recorded != fingerprint:  # only now: an interrupted run must redo it
                     self.store.record_chunking(fingerprint)
-            if embed and batch.lexical:
+            if embed and batch.lexical and not inline:
                 report.embedded += embed_pending(
                     self.store, self.embedder, self.config.model.batch_size, tracker, cancel=cancel,
                     step_batches=LONG_STEP_BATCHES,
@@ -225,6 +231,24 @@ class IndexPipeline:
         self.embedded_total += report.embedded
         self.reused_total += report.reused
         return report
+
+    def _embed_written(self, texts: dict[str, str], tracker: Tracker, cancel: threading.Event | None) -> int:
+        """Embed the texts of `texts` (hash -> model text) still pending, a model batch at a time;
+        returns how many were embedded. Progress counts them (the rate) but does not switch to
+        embedding: the root's backlog is the embedding pass's to tell."""
+        waiting = self.store.known_embeddings(texts, pending=True) - self.store.known_embeddings(texts)
+        hashes = sorted(waiting, key=lambda h: len(texts[h]))
+        done = 0
+        step = self.config.model.batch_size
+        for start in range(0, len(hashes), step):
+            part = hashes[start : start + step]
+            vectors = self.embedder.embed_passages([texts[h] for h in part])
+            self.store.fill_vectors(dict(zip(part, vectors, strict=True)))
+            done += len(part)
+            tracker.embedded(len(part))
+            if cancel is not None and cancel.is_set():
+                break
+        return done
 
     def _prepare(self, candidate: Candidate, row: FileRow | None, force: bool, report: IndexReport) -> PreparedNote | None:
         """Read, hash, parse and chunk one file; None when nothing needs writing."""
@@ -327,6 +351,8 @@ class _Batch:
     lexical: bool
     notes: list[PreparedNote] = field(default_factory=list)
     missing: dict[str, str] = field(default_factory=dict)  # chunk hash -> text to embed
+    #: lexical: chunk hash -> model text of every note written so far (a small run embeds them after)
+    written: dict[str, str] = field(default_factory=dict)
 
     @property
     def full(self) -> bool:
@@ -336,6 +362,7 @@ class _Batch:
         self.notes.append(prepared)
         self.tracker.waiting += 1
         if self.lexical:
+            self.written.update(prepared.texts)
             return
         new = [h for h in prepared.texts if h not in self.missing]
         stored = self.pipeline.store.known_embeddings(new)  # a pending text is embedded here
