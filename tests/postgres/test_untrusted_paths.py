@@ -83,6 +83,7 @@ def test_rows_outside_the_root_are_left_out(
         listed, total = team.listing.recent(Filters(), 50)
         assert listed and not {f.path for f in listed} & bad_paths
         assert total == len(listed) == 7 - len(BAD)  # the total counts what is listed
+        assert team.store.counts().files == total  # the status bar's count too
         assert team.listing.recent(Filters(tags=("rust",)), 50)[1] == 1  # borrowing.md's row is out
         assert {t.name: t.count for t in team.listing.tags()} == {k: n for k, n in tags_before.items() if n}
         assert not {n.path for n in team.store.note_names()} & bad_paths
@@ -98,7 +99,9 @@ def test_rows_outside_the_root_are_left_out(
     assert len(warnings) == 1 and team.store.location in warnings[0].getMessage()
 
 
-def test_link_targets_are_checked_as_paths_are(vault: Path, pg_url: str, open_engine: Callable[..., Engine]) -> None:
+def test_link_targets_are_checked_as_paths_are(
+    vault: Path, pg_url: str, open_engine: Callable[..., Engine], caplog: pytest.LogCaptureFixture
+) -> None:
     """A link row rewritten with SQL: a look-up key kbls would not make of the target, or a path
     target outside the root, is left out as a path outside the root is."""
     open_engine(vault, pg_url, ingest=True).index()
@@ -113,7 +116,9 @@ def test_link_targets_are_checked_as_paths_are(vault: Path, pg_url: str, open_en
         conn.execute("UPDATE link_spans SET target_key = '../../etc' WHERE file_id = %s", (file_id,))
         conn.execute("UPDATE links SET kind = 'path', target = '../../x.md' WHERE file_id = %s", (file_id,))
         conn.execute("UPDATE files SET path = '../../x.md' WHERE path = 'rust/borrowing.md'")
-    assert team.store.links_of(note) == []
+    with caplog.at_level(logging.WARNING, logger="kbls.storage.postgres.paths"):
+        assert team.store.links_of(note) == []
+    assert "look-up key kbls would not make" in caplog.text  # said, not dropped silently
     assert every == 2 and team.store.every_link() == []  # borrowing.md's own link went with its path
     assert team.store.links_to(["../../etc"]) == [] and team.store.links_under(["../../etc"]) == []
     assert team.store.outgoing_links(file_id) == []

@@ -52,6 +52,22 @@ def clean_link(path: str, kind: object, target: object, key: object) -> bool:
         return False
 
 
+def checked_links(rows: Iterable[Row], store: str) -> list[Row]:
+    """Link rows (path, kind, target, key at 1, 3, 4, 5) without those `clean_link` refuses, said
+    once per store: a worker whose kbls makes other keys would otherwise lose backlinks silently."""
+    kept: list[Row] = []
+    dropped: list[Row] = []
+    for row in rows:
+        (kept if clean_link(str(row[1]), row[3], row[4], row[5]) else dropped).append(row)
+    if dropped:
+        _warn_once(
+            f"{store} links", "the team store %s holds links whose look-up key kbls would not make of their "
+            "target (e.g. %r in %s): those links are left out; an ingest worker of another kbls version writes them?",
+            store, dropped[0][5], dropped[0][1],
+        )
+    return kept
+
+
 def checked(rows: Iterable[Row], store: str, *columns: int) -> list[Row]:
     """`rows` without those whose path `columns` (default: the second) are not `clean_path`."""
     wanted = columns or (1,)
@@ -68,12 +84,13 @@ def checked(rows: Iterable[Row], store: str, *columns: int) -> list[Row]:
 
 
 def _warn(store: str, dropped: list[object]) -> None:
+    _warn_once(store, "the team store %s holds paths that are not inside its root (e.g. %r): those rows are left out",
+               store, dropped[0])
+
+
+def _warn_once(key: str, message: str, *args: object) -> None:
     with _warned_lock:
-        if store in _warned:
+        if key in _warned:
             return
-        _warned.add(store)
-    log.warning(
-        "the team store %s holds paths that are not inside its root (e.g. %r): those rows are left out",
-        store,
-        dropped[0],
-    )
+        _warned.add(key)
+    log.warning(message, *args)

@@ -47,10 +47,11 @@ class PgReads:
         return {str(r[0]) for r in self.db.fetch("SELECT hash FROM embeddings WHERE hash = ANY(%s)", (list(set(hashes)),))}
 
     def counts(self) -> StoreCounts:
+        # only the rows `checked` keeps: the status bar's count is the listing's total
         row = self.db.one(
-            "SELECT (SELECT count(*) FROM files WHERE root_id = %(r)s AND hash IS NOT NULL), "
-            "(SELECT count(*) FROM chunks WHERE root_id = %(r)s), "
-            "(SELECT count(DISTINCT embedding_id) FROM chunks WHERE root_id = %(r)s)",
+            f"SELECT (SELECT count(*) FROM files WHERE root_id = %(r)s AND hash IS NOT NULL AND {clean_path_sql('path')}), "
+            "c.n, c.v FROM (SELECT count(*) AS n, count(DISTINCT c.embedding_id) AS v FROM chunks c "
+            f"JOIN files f ON f.id = c.file_id WHERE c.root_id = %(r)s AND {clean_path_sql('f.path')}) c",
             {"r": self.root_id},
         )
         assert row is not None

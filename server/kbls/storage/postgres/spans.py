@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from kbls.storage.postgres.connection import PgPool
-from kbls.storage.postgres.paths import checked, clean_link
+from kbls.storage.postgres.paths import checked, checked_links
 from kbls.storage.records import SourcedLink, SourcedTag, link_from_row, link_order, tag_from_row
 
 _LINKS = (
@@ -30,7 +30,7 @@ class PgSpans:
 
     def _kept_links(self, rows: list[Any]) -> list[Any]:
         """The link rows of notes inside the root whose key is the one kbls makes of their target."""
-        return [r for r in self._kept(rows) if clean_link(r[1], r[3], r[4], r[5])]
+        return checked_links(self._kept(rows), self.db.display)
 
     def links_to(self, keys: Iterable[str]) -> list[SourcedLink]:
         rows = self.db.fetch(f"{_LINKS} AND s.target_key = ANY(%s)", (self.root_id, sorted(set(keys))))
