@@ -5,10 +5,6 @@ status says why), and a connection dropped mid-session is opened again or named 
 
 from __future__ import annotations
 
-import os
-import shutil
-import signal
-import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -17,11 +13,10 @@ from typing import Any
 import psycopg
 import pytest
 from tests.support.lsp_client import LspSession
-from tests.support.user_daemon import DaemonEnv, daemon_pids
+from tests.support.user_daemon import DaemonEnv, private_daemon_env
 
 from kbls.engine import Engine
 from kbls.storage.postgres.location import store_host
-from kbls.userdaemon.spawn import wait_gone
 
 #: what a reader's save must leave as it was: every row of the note tables, and the root's revision
 SNAPSHOT = (
@@ -107,19 +102,9 @@ def test_kbls_serve_reads_the_team_store(vault: Path, team_url: str, tmp_path: P
 
 @pytest.fixture
 def daemon_env(tmp_path: Path) -> Iterator[DaemonEnv]:
-    """A private runtime folder (short: a socket path) and cache, as tests/userdaemon's; the
-    daemon left at the end is stopped."""
-    runtime = Path(tempfile.mkdtemp(prefix="kbls-rt-", dir="/tmp"))
-    os.chmod(runtime, 0o700)
-    env = {k: v for k, v in os.environ.items() if not k.lower().endswith("_proxy") and k != "KBLS_NO_DAEMON"}
-    env.update(XDG_RUNTIME_DIR=str(runtime), XDG_CACHE_HOME=str(tmp_path / "xdg-cache"), OMP_NUM_THREADS="1")
-    (tmp_path / "xdg-cache").mkdir(exist_ok=True)
-    yield DaemonEnv(env=env, folder=runtime / "kbls")
-    for pid in daemon_pids(runtime):
-        os.kill(pid, signal.SIGTERM)
-        if not wait_gone(pid, 10):
-            os.kill(pid, signal.SIGKILL)
-    shutil.rmtree(runtime, ignore_errors=True)
+    """A private per-user daemon, as tests/userdaemon's."""
+    with private_daemon_env(tmp_path) as env:
+        yield env
 
 
 def test_kbls_serve_through_the_daemon_reads_the_team_store(
