@@ -72,6 +72,37 @@ async function cursorAt(page, line, right) {
 
 const read = (dir, rel) => fs.readFileSync(path.join(dir, rel), "utf8");
 
+/** F2 at the cursor: the rename box opens on `from` selected (typing replaces it once the box
+ * has the focus), `to` is typed and applied, and every edited note is saved. */
+async function renameWithF2(page, screenshot, from, to, tag) {
+  await page.keyboard.press("F2");
+  await until("the rename box to take the keyboard focus", () =>
+    page.evaluate((want) => {
+      const input = document.activeElement;
+      return Boolean(input && input.closest(".rename-box") && input.value === want);
+    }, from),
+  30000, 100).catch(async (e) => {
+    await screenshot(`${tag}-timeout`);
+    throw e;
+  });
+  await page.keyboard.type(to, { delay: 10 });
+  await page.keyboard.press("Enter");
+  await sleep(1000);
+  await runCommand(page, "File: Save All Files", screenshot);
+}
+
+/** hub.md's text once `done(text)` holds (its text in the error otherwise). */
+async function hubOnce(dir, screenshot, what, done, tag) {
+  return until(what, async () => {
+    const text = read(dir, HUB);
+    return done(text) ? text : null;
+  }, 30000).catch(async (e) => {
+    await screenshot(`${tag}-not-applied`);
+    throw new Error(`${e.message}; hub.md: ${read(dir, HUB)}`);
+  });
+}
+
+
 test("references and rename of notes in a real VS Code", { skip: skipReason, timeout: 15 * 60000 }, async (t) => {
   const { parent, dir } = makeVault();
   t.after(() => fs.rmSync(parent, { recursive: true, force: true }));
@@ -148,28 +179,8 @@ test("references and rename of notes in a real VS Code", { skip: skipReason, tim
   await t.test("F2 on the title renames the note and its links by title", { timeout: 120000 }, async () => {
     await openFile(page, "Café Crème.md");
     await cursorAt(page, 2, 10); // in `title: Café Crème`
-    await page.keyboard.press("F2");
-    // The rename box opens with the title selected: typing replaces it, once the box has the focus.
-    await until("the rename box to take the keyboard focus", () =>
-      page.evaluate(() => {
-        const input = document.activeElement;
-        return Boolean(input && input.closest(".rename-box") && input.value === "Café Crème");
-      }),
-    30000, 100).catch(async (e) => {
-      await screenshot("rename-timeout");
-      throw e;
-    });
-    await page.keyboard.type("Café au lait", { delay: 10 });
-    await page.keyboard.press("Enter");
-    await sleep(1000);
-    await runCommand(page, "File: Save All Files", screenshot);
-    const hub = await until("hub.md rewritten", async () => {
-      const text = read(dir, HUB);
-      return text.includes("[[Café au lait]]") ? text : null;
-    }, 30000).catch(async (e) => {
-      await screenshot("rename-not-applied");
-      throw new Error(`${e.message}; hub.md: ${read(dir, HUB)}`);
-    });
+    await renameWithF2(page, screenshot, "Café Crème", "Café au lait", "rename");
+    const hub = await hubOnce(dir, screenshot, "hub.md rewritten", (text) => text.includes("[[Café au lait]]"), "rename");
     assert.match(hub, /\[\[Café au lait#Brewing Notes\]\]/);
     assert.match(hub, /\[\[Projets\/Café Crème\|path label\]\]/, "a link by path stays");
     assert.match(read(dir, CAFE), /^title: Café au lait$/m);
@@ -180,27 +191,9 @@ test("references and rename of notes in a real VS Code", { skip: skipReason, tim
     // the wiki anchor rewritten shows that kbls answered (the built-in one knows no wiki links).
     await openFile(page, "Café Crème.md");
     await cursorAt(page, 7, 5); // in `## Brewing Notes`
-    await page.keyboard.press("F2");
-    await until("the rename box to take the keyboard focus", () =>
-      page.evaluate(() => {
-        const input = document.activeElement;
-        return Boolean(input && input.closest(".rename-box") && input.value === "Brewing Notes");
-      }),
-    30000, 100).catch(async (e) => {
-      await screenshot("heading-rename-timeout");
-      throw e;
-    });
-    await page.keyboard.type("Brewing Steps", { delay: 10 });
-    await page.keyboard.press("Enter");
-    await sleep(1000);
-    await runCommand(page, "File: Save All Files", screenshot);
-    const hub = await until("hub.md's anchors rewritten", async () => {
-      const text = read(dir, HUB);
-      return text.includes("#brewing-steps") || text.includes("#Brewing Steps") ? text : null;
-    }, 30000).catch(async (e) => {
-      await screenshot("heading-rename-not-applied");
-      throw new Error(`${e.message}; hub.md: ${read(dir, HUB)}`);
-    });
+    await renameWithF2(page, screenshot, "Brewing Notes", "Brewing Steps", "heading-rename");
+    const hub = await hubOnce(dir, screenshot, "hub.md's anchors rewritten",
+      (text) => text.includes("#brewing-steps") || text.includes("#Brewing Steps"), "heading-rename");
     assert.match(hub, /\[\[Café au lait#Brewing Steps\]\]/, `the wiki anchor: ${hub}`);
     assert.match(hub, /\[crème\]\(<Projets\/Café Crème\.md#brewing-steps>\)/, `the markdown anchor: ${hub}`);
     assert.match(read(dir, CAFE), /^## Brewing Steps$/m);
@@ -238,13 +231,7 @@ test("references and rename of notes in a real VS Code", { skip: skipReason, tim
     await until("the note moved", async () => fs.existsSync(path.join(dir, "Projets/Café v2.md")), 30000);
     await sleep(1500);
     await runCommand(page, "File: Save All Files", screenshot);
-    const hub = await until("hub.md's links follow", async () => {
-      const text = read(dir, HUB);
-      return text.includes("Projets/Café v2|path label") ? text : null;
-    }, 30000).catch(async (e) => {
-      await screenshot("move-not-applied");
-      throw new Error(`${e.message}; hub.md: ${read(dir, HUB)}`);
-    });
+    const hub = await hubOnce(dir, screenshot, "hub.md's links follow", (text) => text.includes("Projets/Café v2|path label"), "move");
     await screenshot("moved");
     assert.match(hub, /\[crème\]\(<Projets\/Café v2\.md#brewing-steps>\)/);
     assert.match(hub, /\[encoded\]\(Projets\/Caf%C3%A9%20v2\.md\)/);
