@@ -52,16 +52,29 @@ def embed_pending(
         texts = store.pending_texts(batch_size * step_batches, first() if first is not None else ())
         if not texts:
             break
-        # Sorted by length across the whole step, embedded and written a model batch at a time:
-        # little padding, and what is embedded is stored before the pass looks at `cancel` (the
-        # fill is per text hash, so a step cut short leaves nothing half written).
-        hashes = sorted(texts, key=lambda h: len(texts[h]))
-        for start in range(0, len(hashes), batch_size):
-            part = hashes[start : start + batch_size]
-            vectors = embedder.embed_passages([texts[h] for h in part])
-            store.fill_vectors(dict(zip(part, vectors, strict=True)))
-            done += len(part)
-            tracker.embedded(len(part))
-            if stop():
-                return done
+        embedded, stopped = embed_texts(store, embedder, texts, batch_size, tracker, stop)
+        done += embedded
+        if stopped:
+            return done
     return done
+
+
+def embed_texts(
+    store: NoteWriter, embedder: Embedder, texts: dict[str, str], batch_size: int, tracker: Tracker,
+    stop: Callable[[], bool],
+) -> tuple[int, bool]:
+    """Embed `texts` (hash -> model text) and write their vectors; returns how many, and whether
+    `stop` ended it early. Sorted by length, embedded and written a model batch at a time: little
+    padding, and what is embedded is stored before `stop` is asked (the fill is per text hash, so
+    a run cut short leaves nothing half written)."""
+    done = 0
+    hashes = sorted(texts, key=lambda h: len(texts[h]))
+    for start in range(0, len(hashes), batch_size):
+        part = hashes[start : start + batch_size]
+        vectors = embedder.embed_passages([texts[h] for h in part])
+        store.fill_vectors(dict(zip(part, vectors, strict=True)))
+        done += len(part)
+        tracker.embedded(len(part))
+        if stop():
+            return done, True
+    return done, False

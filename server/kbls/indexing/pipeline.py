@@ -35,7 +35,7 @@ from kbls.errors import OutsideRootError
 from kbls.hashing import content_hash
 from kbls.indexing.chunk import Chunker
 from kbls.indexing.embed import Embedder
-from kbls.indexing.embed_pass import LONG_STEP_BATCHES, embed_pending
+from kbls.indexing.embed_pass import LONG_STEP_BATCHES, embed_pending, embed_texts
 from kbls.indexing.formats.documents import read_document
 from kbls.indexing.formats.errors import DocumentError
 from kbls.indexing.progress import IndexProgress, ProgressFn, Tracker
@@ -237,17 +237,10 @@ class IndexPipeline:
         returns how many were embedded. Progress counts them (the rate) but does not switch to
         embedding: the root's backlog is the embedding pass's to tell."""
         waiting = self.store.known_embeddings(texts, pending=True) - self.store.known_embeddings(texts)
-        hashes = sorted(waiting, key=lambda h: len(texts[h]))
-        done = 0
-        step = self.config.model.batch_size
-        for start in range(0, len(hashes), step):
-            part = hashes[start : start + step]
-            vectors = self.embedder.embed_passages([texts[h] for h in part])
-            self.store.fill_vectors(dict(zip(part, vectors, strict=True)))
-            done += len(part)
-            tracker.embedded(len(part))
-            if cancel is not None and cancel.is_set():
-                break
+        done, _ = embed_texts(
+            self.store, self.embedder, {h: texts[h] for h in waiting}, self.config.model.batch_size, tracker,
+            lambda: cancel is not None and cancel.is_set(),
+        )
         return done
 
     def _prepare(self, candidate: Candidate, row: FileRow | None, force: bool, report: IndexReport) -> PreparedNote | None:
