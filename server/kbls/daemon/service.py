@@ -47,6 +47,7 @@ from kbls.daemon.watch import FileChange, own_watch_enabled
 from kbls.daemon.worker import STORE_REPLACED, Worker
 from kbls.engine import Engine
 from kbls.errors import BeingReopenedError, OutsideRootError, QueryError
+from kbls.indexing.giveway import READS
 from kbls.limits import MAX_LIMIT, MAX_TAGS, RELATED_LIMIT
 from kbls.links.suggest import LinkQuery, Resolved, Suggestions
 from kbls.links.syntax import LinkRef
@@ -322,7 +323,7 @@ class Daemon:
         if self._registry.check_due(root, time.monotonic()):
             self._check_store(root)
         try:
-            with root.lease() as engine:
+            with READS.reading(), root.lease() as engine:
                 return query(engine)
         except (QueryError, OutsideRootError, BeingReopenedError):
             raise

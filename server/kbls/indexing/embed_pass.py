@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable, Sequence
 
 from kbls.indexing.embed import Embedder
+from kbls.indexing.giveway import READS
 from kbls.indexing.progress import Tracker
 from kbls.storage.roles import NoteWriter
 
@@ -71,6 +72,7 @@ def embed_texts(
     hashes = sorted(texts, key=lambda h: len(texts[h]))
     for start in range(0, len(hashes), batch_size):
         part = hashes[start : start + batch_size]
+        READS.give_way()
         vectors = embedder.embed_passages([texts[h] for h in part])
         store.fill_vectors(dict(zip(part, vectors, strict=True)))
         done += len(part)

@@ -38,6 +38,7 @@ from kbls.indexing.embed import Embedder
 from kbls.indexing.embed_pass import LONG_STEP_BATCHES, embed_pending, embed_texts
 from kbls.indexing.formats.documents import read_document
 from kbls.indexing.formats.errors import DocumentError
+from kbls.indexing.giveway import READS
 from kbls.indexing.progress import IndexProgress, ProgressFn, Tracker
 from kbls.indexing.scan import NOT_REGULAR, Candidate, Scanner
 from kbls.indexing.text import read_regular
@@ -206,6 +207,7 @@ class IndexPipeline:
         for done, candidate in enumerate(work, 1):
             if cancel is not None and cancel.is_set():
                 break
+            READS.give_way()
             prepared = self._prepare(candidate, known.get(candidate.rel_path), force, report)
             if prepared is not None:
                 batch.add(prepared)
