@@ -32,7 +32,7 @@ from pygls.protocol.language_server import lsp_method
 from kbls import __version__, jsonrpc
 from kbls.daemon import answers
 from kbls.daemon.host import ClientView, SharedDaemon
-from kbls.errors import BeingReopenedError, OutsideRootError, QueryError
+from kbls.errors import BeingReopenedError, OutsideRootError, QueryError, StoreError
 from kbls.lsp import (
     cliqueries,
     codeactions,
@@ -200,7 +200,7 @@ class KblsServer(LanguageServer):
             return await asyncio.get_running_loop().run_in_executor(pool, fn, *args)
         except (QueryError, OutsideRootError) as exc:
             raise JsonRpcInvalidParams(str(exc)) from None
-        except BeingReopenedError as exc:  # a store being rebuilt, a root being reopened
+        except (BeingReopenedError, StoreError) as exc:  # a store being rebuilt, a team store out of reach
             raise RequestFailed(str(exc)) from None
 
     # -- the daemon's listener (called from the worker thread) -------------------------------
