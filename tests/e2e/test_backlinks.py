@@ -251,6 +251,24 @@ def test_a_rename_edits_an_open_note_as_the_editor_holds_it_with_its_version(
     assert after[0] == "Unsaved line [[Crema]]" and after[3] == "- [[Crema]] by title"
 
 
+def test_renaming_a_setext_heading_over_two_lines_replaces_both(session: LspSession, root: Path, opened: list[str]) -> None:
+    unsaved = NOTES[CAFE] + "\nMilk and\n  sugar ratios\n---\n\nOne to four.\n"
+    uri = _open(session, opened, root / CAFE, unsaved, version=3)
+    line, character = _where(unsaved, "Milk and", 2)
+    prepared: Any = session._run(session.client.text_document_prepare_rename_async(
+        types.PrepareRenameParams(types.TextDocumentIdentifier(uri), types.Position(line, character))
+    ))
+    assert prepared.placeholder == "Milk and sugar ratios"
+    edit = _rename(session, uri, line, character, "Ratios")
+    assert edit is not None and edit.document_changes is not None
+    (change,) = [c for c in edit.document_changes if isinstance(c, types.TextDocumentEdit) and c.text_document.uri == uri]
+    (heading,) = [e for e in change.edits if isinstance(e, types.TextEdit)]
+    assert (heading.range.start.line, heading.range.end.line) == (line, line + 1)
+    lines = unsaved.split("\n")
+    assert heading.new_text + lines[line + 1][heading.range.end.character :] == "Ratios"
+    assert lines[line + 2] == "---"  # the underline is kept: still a level 2 heading
+
+
 # -- file moves ------------------------------------------------------------------------------
 def _will_rename(session: LspSession, root: Path, old: str, new: str) -> types.WorkspaceEdit | None:
     params = types.RenameFilesParams([types.FileRename((root / old).as_uri(), (root / new).as_uri())])

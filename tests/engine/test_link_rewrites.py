@@ -51,8 +51,8 @@ def _applied(plan: RenamePlan) -> dict[str, list[str]]:
     for note in plan.notes:
         rows = list(note.lines)
         for edit in sorted(note.edits, key=lambda e: (e.line, e.start), reverse=True):
-            row = rows[edit.line]
-            rows[edit.line] = row[: edit.start] + edit.text + row[edit.end :]
+            joined = rows[edit.line][: edit.start] + edit.text + rows[edit.last_line][edit.end :]
+            rows[edit.line : edit.last_line + 1] = joined.split("\n")
         out[note.path] = rows
     return out
 
@@ -127,6 +127,19 @@ def test_a_heading_renamed_to_a_name_a_wiki_anchor_cannot_hold_is_linked_by_slug
     edited = _applied(engine.renames.rename("old.md", NoteView(_lines(root, "old.md")), 2, 4, new_name, {}))
     assert edited["old.md"][2] == f"## {new_name}"
     assert edited["b.md"][2] == f"[[old#{anchor}]] [[Old#{anchor}]] [x](old.md#{anchor})"
+
+
+def test_a_setext_heading_over_several_lines_is_renamed_whole(vault: Callable[..., tuple[Engine, Path]]) -> None:
+    engine, root = vault({
+        "old.md": "# Old\n\nThe first\n  part of it\n---\n\ntext\n",
+        "b.md": "# B\n\n[[old#The first part of it]] [x](old.md#the-first-part-of-it)\n",
+    })
+    lines = _lines(root, "old.md")
+    target = engine.renames.prepare("old.md", NoteView(lines), 2, 3)
+    assert (target.placeholder, target.span.start, target.span.end) == ("The first part of it", 0, 9)
+    edited = _applied(engine.renames.rename("old.md", NoteView(lines), 2, 3, "Second part", {}))
+    assert edited["old.md"] == ["# Old", "", "Second part", "---", "", "text", ""]
+    assert edited["b.md"][2] == "[[old#Second part]] [x](old.md#second-part)"
 
 
 def test_a_move_to_a_name_a_wiki_link_cannot_hold_links_by_title(vault: Callable[..., tuple[Engine, Path]]) -> None:

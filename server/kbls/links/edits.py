@@ -15,6 +15,7 @@ from urllib.parse import quote
 
 from kbls.indexing.parse import MAX_FRONTMATTER_LINES
 from kbls.links.forms import MARKDOWN_LINK, WIKI_LINK
+from kbls.links.headings import setext_underline
 from kbls.links.syntax import ATX_HEADING, heading_slug, markdown_path
 from kbls.storage.records import LinkSpan
 
@@ -27,12 +28,18 @@ _ANGLE_ESCAPES = re.compile(r"[<>\\]")
 
 @dataclass(frozen=True, slots=True)
 class Edit:
-    """Replace `line[start:end]` (code points) by `text`."""
+    """Replace from column `start` of `line` to column `end` of `end_line` (code points; None:
+    the same line) by `text`."""
 
     line: int
     start: int
     end: int
     text: str
+    end_line: int | None = None
+
+    @property
+    def last_line(self) -> int:
+        return self.line if self.end_line is None else self.end_line
 
 
 def _trimmed(text: str, start: int, end: int) -> tuple[int, int]:
@@ -128,9 +135,15 @@ def heading_text_edit(lines: list[str], line: int, text: str) -> Edit | None:
         if closing is not None:
             body_end = closing.start()
         start, end = _trimmed(row, opening.end(), body_end)
-    else:
-        start, end = _trimmed(row, 0, len(row))
-    return None if row[start:end] == text else Edit(line, start, end, text)
+        return None if row[start:end] == text else Edit(line, start, end, text)
+    # A setext heading's text may run over several lines before its underline: all are replaced.
+    underline = setext_underline(lines, line)
+    last = line if underline is None or underline == line + 1 else underline - 1
+    start = _trimmed(row, 0, len(row))[0]
+    end = _trimmed(lines[last], 0, len(lines[last]))[1]
+    if last == line:
+        return None if row[start:end] == text else Edit(line, start, end, text)
+    return Edit(line, start, end, text, end_line=last)
 
 
 def title_edit(lines: list[str], title: str, new_title: str) -> Edit | None:

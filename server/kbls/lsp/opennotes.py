@@ -78,7 +78,9 @@ def span_range(span: Span, units: str) -> types.Range:
     return types.Range(types.Position(span.line, start), types.Position(span.line, end))
 
 
-def text_range(lines: list[str], line: int, start: int, end: int, units: str) -> types.Range:
-    """Columns in Python characters of `lines` (the text an edit was computed on) in client units."""
-    server = ServerTextRange(ServerTextPosition(line, start), ServerTextPosition(line, end))
+def text_range(lines: list[str], line: int, start: int, end: int, units: str, end_line: int | None = None) -> types.Range:
+    """Columns in Python characters of `lines` (the text an edit was computed on) in client units;
+    the range ends on `end_line` (None: on `line`)."""
+    last = line if end_line is None else end_line
+    server = ServerTextRange(ServerTextPosition(line, start), ServerTextPosition(last, end))
     return PositionCodec(encoding=units).range_to_client_units(lines, server)

@@ -121,7 +121,7 @@ def workspace_edit(ls: KblsServer, plans: list[tuple[Path, RenamePlan]]) -> type
         for note in plan.notes:
             uri = opennotes.note_uri(folder, note.path)
             edits = [
-                types.TextEdit(range=opennotes.text_range(note.lines, e.line, e.start, e.end, units), new_text=e.text)
+                types.TextEdit(range=opennotes.text_range(note.lines, e.line, e.start, e.end, units, e.end_line), new_text=e.text)
                 for e in note.edits
             ]
             if not edits:

@@ -31,7 +31,7 @@ from kbls.links.edits import (
     wiki_name_edit,
 )
 from kbls.links.forms import WIKI_NAME_STOPS, folder_keys, name_key, path_keys
-from kbls.links.headings import heading_line
+from kbls.links.headings import heading_line, headings
 from kbls.links.names import Catalogue, LinkStyle, Note, WikiForm
 from kbls.links.resolve import LinkResolver
 from kbls.links.syntax import heading_slug, heading_text
@@ -112,7 +112,10 @@ class Renamer:
     def _heading(self, path: str, line: int, own: list[str] | None) -> str:
         lines = own if own is not None else self.graph.texts({}).lines(path)
         found = heading_text(lines[line]) if line < len(lines) else None
-        return found if found is not None else lines[line].strip()
+        if found is not None:
+            return found
+        # setext: its text may run over several lines, read as the one heading reader reads it
+        return next((text for number, text in headings(lines) if number == line), lines[line].strip())
 
     # -- renames -------------------------------------------------------------------------------
     def rename(self, path: str, view: NoteView, line: int, character: int, new_name: str, open_notes: OpenNotes) -> RenamePlan:
@@ -309,8 +312,8 @@ def _name_span(path: str, view: NoteView, line: int, character: int) -> Span:
     if ref is not None:
         return span(row, line, ref.start, ref.end)
     edit = heading_text_edit(text, line, "\0") if row.strip() else None
-    if edit is not None:
-        return span(row, line, edit.start, edit.end)
+    if edit is not None:  # a heading over several lines (setext) shows its first line's text
+        return span(row, line, edit.start, edit.end if edit.end_line is None else len(row.rstrip()))
     return span(row, line, character, character)
 
 
@@ -323,13 +326,13 @@ class _Plan:
 
     def __init__(self, texts: NoteTexts) -> None:
         self.texts = texts
-        self._notes: dict[str, tuple[CurrentNote, dict[tuple[int, int, int], Edit]]] = {}
+        self._notes: dict[str, tuple[CurrentNote, dict[tuple[int, int, int, int], Edit]]] = {}
 
     def add(self, note: CurrentNote, edit: Edit | None) -> None:
         if edit is None:
             return
         edits = self._notes.setdefault(note.path, (note, {}))[1]
-        edits[(edit.line, edit.start, edit.end)] = edit
+        edits[(edit.line, edit.start, edit.last_line, edit.end)] = edit
 
     def done(self) -> RenamePlan:
         return RenamePlan([
