@@ -130,3 +130,29 @@ def test_folding_ranges_cover_sections_code_front_matter_lists_quotes_and_commen
 def test_a_note_the_client_has_not_opened_gets_no_outline(session: LspSession, root: Path) -> None:
     params = types.DocumentSymbolParams(text_document=types.TextDocumentIdentifier((root / "never.md").as_uri()))
     assert session._run(session.client.text_document_document_symbol_async(params)) is None
+
+
+def test_after_each_change_the_outline_is_the_new_texts(session: LspSession, root: Path) -> None:
+    """Asked once, the symbols of each later version are made once its links are checked (ahead
+    of the editor's next request): they must be the new text's, never the last version's."""
+    uri = _open(session, root / "voyages é" / "changing.md", "# First\n\n## Part\n")
+    params = types.DocumentSymbolParams(text_document=types.TextDocumentIdentifier(uri))
+
+    def names() -> list[Any]:
+        result: Any = session._run(session.client.text_document_document_symbol_async(params))
+        return [(s.name, [c.name for c in s.children or []]) for s in result]
+
+    assert names() == [("First", ["Part"])]
+    for version, (line, text, expected) in enumerate([
+        (2, "## Added\n\n", [("First", ["Added", "Part"])]),
+        (0, "# Zero\n\n", [("Zero", []), ("First", ["Added", "Part"])]),
+    ], start=2):
+        session.type_text(uri, line, 0, text, version)
+        session.wait_for(
+            lambda v=version: any(
+                m == types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS and p["uri"] == uri and p.get("version") == v
+                for m, p in list(session.notifications)
+            ),
+            timeout=30, what=f"the link check of version {version}",
+        )
+        assert names() == expected

@@ -97,7 +97,7 @@ class Diagnostics:
         if found is None or current is None or current.version != version:
             return  # not a note of a root, or a newer version is on its way
         self.ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri, found, version))
-        state_of(self.ls, Views).warm_outline(current)
+        state_of(self.ls, Views).warm(current)
 
     def closed(self, uri: str) -> None:
         timer = self._timers.pop(uri, None)

@@ -49,15 +49,16 @@ def document_symbol(
     views = state_of(ls, Views)
     hierarchical = _hierarchical(ls)
 
-    def answer() -> list[types.DocumentSymbol] | list[types.SymbolInformation]:
-        parsed = views.symbols(document)
-        lines = document.lines
-        symbols = [_heading_symbol(document, lines, h) for h in parsed.headings]
+    def answer(text: TextDocument) -> list[types.DocumentSymbol] | list[types.SymbolInformation]:
+        parsed = views.symbols(text)
+        lines = text.lines
+        symbols = [_heading_symbol(text, lines, h) for h in parsed.headings]
         if parsed.front_matter is not None:
-            symbols.insert(0, _front_matter_symbol(document, lines, parsed.front_matter))
-        return symbols if hierarchical else _flat(document.uri, symbols)
+            symbols.insert(0, _front_matter_symbol(text, lines, parsed.front_matter))
+        return symbols if hierarchical else _flat(text.uri, symbols)
 
-    # an editor asks again on every focus and after each change: the version's answer is kept
+    # an editor asks again on every focus and after each change: the version's answer is kept,
+    # and made ahead for the next versions once their links are checked
     found: list[types.DocumentSymbol] | list[types.SymbolInformation] = views.answer(document, "documentSymbol", answer)
     return found
 

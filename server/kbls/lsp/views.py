@@ -8,7 +8,9 @@ many features ask. The symbols of the outline (`documentSymbol`: the view's head
 the line scan every link feature shares, and the front matter) are kept beside it, made on the
 first request. The folds need the CommonMark block parse (~25 µs a line: where a list or a quote
 ends), kept too and made on a thread of its own, once per version: for a client that asks for
-folds, as soon as the version's links are checked, so `foldingRange` finds it made.
+folds, as soon as the version's links are checked, so `foldingRange` finds it made. A feature's
+answer the client asked for once (`answer`: the outline's symbols) is made then too: an editor
+asks again after every change (VS Code's outline and breadcrumbs), and finds it made.
 """
 
 from __future__ import annotations
@@ -52,6 +54,8 @@ class Views:
         self._outline_pool = ThreadPoolExecutor(1, thread_name_prefix="kbls-outline")
         #: the client asked for folds (VS Code's client drops kbls's: none parsed for it).
         self.outlines_asked = False
+        #: how to make each answer the client asked for once, by name: made ahead (`warm`)
+        self._asked: dict[str, Callable[[TextDocument], object]] = {}
 
     def _entry(self, document: TextDocument) -> _Kept:
         source = document.source
@@ -72,12 +76,14 @@ class Views:
             kept.symbols = symbols(kept.view.lines, kept.view.headings)
         return kept.symbols
 
-    def answer(self, document: TextDocument, name: str, make: Callable[[], T]) -> T:
+    def answer(self, document: TextDocument, name: str, make: Callable[[TextDocument], T]) -> T:
         """What `make` answers for the document's text, made once per text (`name` tells the
-        answers of one text apart; on the event loop's thread only)."""
+        answers of one text apart; on the event loop's thread only). From now on `warm` makes it
+        ahead for each new version."""
+        self._asked[name] = make
         kept = self._entry(document)
         if name not in kept.answers:
-            kept.answers[name] = make()
+            kept.answers[name] = make(document)
         found: T = kept.answers[name]  # type: ignore[assignment]  # made by `make` for this name
         return found
 
@@ -86,11 +92,16 @@ class Views:
         self.outlines_asked = True
         return self._outline(document)
 
-    def warm_outline(self, document: TextDocument) -> None:
-        """Parse the outline of a new version ahead of the client's request, if it ever asked for one
-        (after its links were checked: the two parses would share the cores)."""
+    def warm(self, document: TextDocument) -> None:
+        """Make, for a new version, the outline and the answers the client ever asked for, ahead of
+        its request (after the version's links were checked: the two would share the cores; on the
+        event loop's thread only)."""
         if self.outlines_asked:
             self._outline(document)
+        kept = self._entry(document)
+        for name, make in list(self._asked.items()):
+            if name not in kept.answers:
+                kept.answers[name] = make(document)
 
     def _outline(self, document: TextDocument) -> asyncio.Future[Outline]:
         kept = self._entry(document)
