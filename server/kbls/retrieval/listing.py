@@ -33,9 +33,9 @@ class Listing:
     def __init__(self, store: Backend) -> None:
         self.store = store
         self._lock = threading.Lock()  # guards _counted (the query threads share it)
-        #: every tag counted, in order, for the index version and nested folders it was read at:
+        #: every tag counted, in order, for the store generation and nested folders it was read at:
         #: `#` completion asks again at every keystroke, and the counts change only on indexing.
-        self._counted: tuple[tuple[tuple[int, int, float], tuple[str, ...]], list[TagCount]] | None = None
+        self._counted: tuple[tuple[int, tuple[str, ...]], list[TagCount]] | None = None
 
     def tags(self, prefix: str = "", skip: Sequence[str] = ()) -> list[TagCount]:
         """Every tag starting with `prefix` with its notes counted, most used first, then by name."""
@@ -43,14 +43,17 @@ class Listing:
         return [tag for tag in self._all_tags(tuple(skip)) if tag.name.startswith(wanted)]
 
     def _all_tags(self, skip: tuple[str, ...]) -> list[TagCount]:
-        key = (self.store.notes_version(), skip)
+        # the store's change counter, not a scan of the files table (`notes_version`) per keystroke
+        generation = self.store.lexical_generation()
+        key = (generation, skip) if generation is not None else None  # None: inside a write transaction
         with self._lock:
-            if self._counted is not None and self._counted[0] == key:
+            if key is not None and self._counted is not None and self._counted[0] == key:
                 return self._counted[1]
         counts = self.store.tag_counts("", skip)
         ordered = [TagCount(name, count) for name, count in sorted(counts, key=lambda pair: (-pair[1], pair[0]))]
-        with self._lock:
-            self._counted = (key, ordered)
+        if key is not None:
+            with self._lock:
+                self._counted = (key, ordered)
         return ordered
 
     def recent(self, filters: Filters, limit: int, skip: Sequence[str] = ()) -> tuple[list[ListedFile], int]:
