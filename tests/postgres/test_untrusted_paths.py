@@ -113,14 +113,19 @@ def test_link_targets_are_checked_as_paths_are(
     assert team.store.outgoing_links(file_id) == [("wiki", "borrowing")]
     every = len(team.store.every_link())
     with psycopg.connect(pg_url, autocommit=True) as conn:
-        conn.execute("UPDATE link_spans SET target_key = '../../etc' WHERE file_id = %s", (file_id,))
+        # a path link under `../../etc` as the SQL of `links_under` finds it: only the key check drops it
+        conn.execute("UPDATE link_spans SET kind = 'path', target_key = '../../etc/x.md' WHERE file_id = %s", (file_id,))
+        raw = conn.execute(
+            "SELECT count(*) FROM link_spans WHERE kind = 'path' AND target_key >= '../../etc/' AND target_key < '../../etc0'"
+        ).fetchone()
+        assert raw == (1,)
         conn.execute("UPDATE links SET kind = 'path', target = '../../x.md' WHERE file_id = %s", (file_id,))
         conn.execute("UPDATE files SET path = '../../x.md' WHERE path = 'rust/borrowing.md'")
     with caplog.at_level(logging.WARNING, logger="kbls.storage.postgres.paths"):
         assert team.store.links_of(note) == []
     assert "look-up key kbls would not make" in caplog.text  # said, not dropped silently
     assert every == 2 and team.store.every_link() == []  # borrowing.md's own link went with its path
-    assert team.store.links_to(["../../etc"]) == [] and team.store.links_under(["../../etc"]) == []
+    assert team.store.links_to(["../../etc/x.md"]) == [] and team.store.links_under(["../../etc"]) == []
     assert team.store.outgoing_links(file_id) == []
     related = team.related(vault / note)
     assert all(h.path != "../../x.md" and "linked from here" not in h.reasons for h in related)
