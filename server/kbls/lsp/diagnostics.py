@@ -96,8 +96,10 @@ class Diagnostics:
         current = open_text(self.ls, uri)
         if found is None or current is None or current.version != version:
             return  # not a note of a root, or a newer version is on its way
+        views = state_of(self.ls, Views)
+        views.warm_answers(current)  # before: the editor may ask for them as soon as it has these
         self.ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri, found, version))
-        state_of(self.ls, Views).warm(current)
+        views.warm_outline(current)
 
     def closed(self, uri: str) -> None:
         timer = self._timers.pop(uri, None)

@@ -10,12 +10,14 @@ first request. The folds need the CommonMark block parse (~25 µs a line: where 
 ends), kept too and made on a thread of its own, once per version: for a client that asks for
 folds, as soon as the version's links are checked, so `foldingRange` finds it made. A feature's
 answer the client asked for once (`answer`: the outline's symbols) is made then too: an editor
-asks again after every change (VS Code's outline and breadcrumbs), and finds it made.
+asks again after every change (VS Code's outline and breadcrumbs), and finds it made (before the
+diagnostics are sent: an editor may ask as soon as it has them).
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -32,6 +34,7 @@ if TYPE_CHECKING:
     from kbls.lsp.server import KblsServer
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 
 @dataclass(slots=True)
@@ -54,7 +57,7 @@ class Views:
         self._outline_pool = ThreadPoolExecutor(1, thread_name_prefix="kbls-outline")
         #: the client asked for folds (VS Code's client drops kbls's: none parsed for it).
         self.outlines_asked = False
-        #: how to make each answer the client asked for once, by name: made ahead (`warm`)
+        #: how to make each answer the client asked for once, by name: made ahead (`warm_answers`)
         self._asked: dict[str, Callable[[TextDocument], object]] = {}
 
     def _entry(self, document: TextDocument) -> _Kept:
@@ -78,8 +81,8 @@ class Views:
 
     def answer(self, document: TextDocument, name: str, make: Callable[[TextDocument], T]) -> T:
         """What `make` answers for the document's text, made once per text (`name` tells the
-        answers of one text apart; on the event loop's thread only). From now on `warm` makes it
-        ahead for each new version."""
+        answers of one text apart; on the event loop's thread only). From now on it is made
+        ahead for each new version (`warm_answers`)."""
         self._asked[name] = make
         kept = self._entry(document)
         if name not in kept.answers:
@@ -92,16 +95,22 @@ class Views:
         self.outlines_asked = True
         return self._outline(document)
 
-    def warm(self, document: TextDocument) -> None:
-        """Make, for a new version, the outline and the answers the client ever asked for, ahead of
-        its request (after the version's links were checked: the two would share the cores; on the
-        event loop's thread only)."""
-        if self.outlines_asked:
-            self._outline(document)
+    def warm_answers(self, document: TextDocument) -> None:
+        """Make, for a new version, the answers the client ever asked for (a few ms), ahead of its
+        request (on the event loop's thread only)."""
         kept = self._entry(document)
         for name, make in list(self._asked.items()):
             if name not in kept.answers:
-                kept.answers[name] = make(document)
+                try:
+                    kept.answers[name] = make(document)
+                except Exception:  # made again, and failing where it is seen, when the client asks
+                    log.exception("making %s ahead for %s failed", name, document.uri)
+
+    def warm_outline(self, document: TextDocument) -> None:
+        """Parse the outline of a new version ahead of the client's request, if it ever asked for one
+        (after its links were checked: the two parses would share the cores)."""
+        if self.outlines_asked:
+            self._outline(document)
 
     def _outline(self, document: TextDocument) -> asyncio.Future[Outline]:
         kept = self._entry(document)
