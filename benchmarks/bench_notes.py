@@ -17,7 +17,7 @@ notification written -> `publishDiagnostics` read):
 - the link check of the same note in-process (`editing.checks.report` through `Daemon.in_root`:
   what the server's thread spends);
 - documentSymbol of an unchanged version (its symbols kept) and the first one after a change
-  (the headings read by the line scan; no block parse);
+  (made, once the client asked for symbols, with each version's diagnostics; no block parse);
 - completion after `#` (all tags, most used first) and after `#` and two letters.
 - `workspace/diagnostic` of the whole root, twice (the second finds the links resolved);
 each with the CPU time the server process spent meanwhile (all its threads), which the load of
@@ -296,7 +296,7 @@ ROWS = (
     ("change", "diagnostics after one `didChange`, past the 250 ms pause"),
     ("change_raw", "… the same, the pause included"),
     ("symbols_kept", "`documentSymbol`, the version's symbols kept"),
-    ("symbols_new", "`documentSymbol`, first after a change (headings read by the line scan)"),
+    ("symbols_new", "`documentSymbol`, first after a change (made with the version's diagnostics, once asked)"),
     ("tag_all", "`#` completion, nothing typed (all tags, most used first)"),
     ("tag_typed", "`#to` completion (two letters typed)"),
     ("workspace_first", "`workspace/diagnostic`, every note of the root (first pull)"),
