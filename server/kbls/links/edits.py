@@ -138,7 +138,7 @@ def heading_text_edit(lines: list[str], line: int, text: str) -> Edit | None:
         return None if row[start:end] == text else Edit(line, start, end, text)
     # A setext heading's text may run over several lines before its underline: all are replaced.
     underline = setext_underline(lines, line)
-    last = line if underline is None or underline == line + 1 else underline - 1
+    last = line if underline is None else underline - 1
     start = _trimmed(row, 0, len(row))[0]
     end = _trimmed(lines[last], 0, len(lines[last]))[1]
     if last == line:

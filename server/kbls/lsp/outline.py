@@ -58,7 +58,7 @@ def document_symbol(
         return symbols if hierarchical else _flat(text.uri, symbols)
 
     # an editor asks again on every focus and after each change: the version's answer is kept,
-    # and made ahead for the next versions once their links are checked
+    # and made for each later version just before its diagnostics are sent (`Views.warm_answers`)
     found: list[types.DocumentSymbol] | list[types.SymbolInformation] = views.answer(document, "documentSymbol", answer)
     return found
 
