@@ -323,3 +323,45 @@ def test_only_the_preamble_speaks_for_the_whole_note(tokenizer_only):
     assert opening_words(parse_note("guide.md", guide)) == "How the team ships releases."
     untitled = "Notes taken on the train, unsorted.\n\nMore lines follow here.\n"
     assert opening_words(parse_note("untitled.txt", untitled)).startswith("Notes taken on the train")
+
+
+class _CountingTokenizer:
+    """The real tokenizer, recording every text it is asked to count."""
+
+    def __init__(self, inner) -> None:
+        self.inner = inner
+        self.passage_prefix = inner.passage_prefix
+        self.max_tokens = inner.max_tokens
+        self.asked: list[str] = []
+
+    def count_tokens(self, texts):
+        self.asked.extend(texts)
+        return self.inner.count_tokens(texts)
+
+    def split_by_tokens(self, text, budget):
+        return self.inner.split_by_tokens(text, budget)
+
+
+def test_a_note_chunked_again_counts_only_its_changed_blocks(tokenizer_only, monkeypatch):
+    """A save chunks the whole note again: the blocks it did not change are not tokenized again,
+    and the chunks are those a new chunker makes."""
+    counter = _CountingTokenizer(tokenizer_only)
+    chunker = Chunker(counter)
+    text = "# Chapter\n\n" + "\n\n".join(_para(f"topic{i}", 8) for i in range(12))
+    chunker.chunk(parse_note("chapter.md", text))
+    edited = text + "\n\nA new paragraph about the marmoset.\n"
+    counter.asked.clear()
+    again = chunker.chunk(parse_note("chapter.md", edited))
+    assert "A new paragraph about the marmoset." in counter.asked
+    assert not any("topic3" in asked and "marmoset" not in asked for asked in counter.asked), counter.asked
+    fresh = Chunker(tokenizer_only).chunk(parse_note("chapter.md", edited))
+    assert [(c.body, c.tokens, c.start_line, c.end_line) for c in again] == [
+        (c.body, c.tokens, c.start_line, c.end_line) for c in fresh
+    ]
+    # past its bound the chunker forgets every count at once, and counts again
+    monkeypatch.setattr("kbls.indexing.chunk.REMEMBERED_CHARS", 2_000)
+    small = Chunker(counter)
+    small.chunk(parse_note("chapter.md", text))
+    counter.asked.clear()
+    small.chunk(parse_note("chapter.md", text))
+    assert any("topic3" in asked for asked in counter.asked)
