@@ -115,6 +115,7 @@ def test_status_names_the_team_store(both: tuple[Engine, Engine], pg_url: str) -
 
 def test_a_changed_and_a_deleted_note(both: tuple[Engine, Engine], vault: Path, pg_url: str, open_engine) -> None:
     sqlite, team = both
+    counted_before = team.store.counts()  # kept by the reader until a write moves the root's revision
     writer = open_engine(vault, pg_url, ingest=True)
     (vault / "cooking" / "pasta.md").write_text("# Fresh pasta\n\nSemolina gnocchi with sage butter.\n", encoding="utf-8")
     (vault / "travel" / "packing.txt").unlink()
@@ -125,7 +126,19 @@ def test_a_changed_and_a_deleted_note(both: tuple[Engine, Engine], vault: Path, 
         assert _hits(team, "semolina gnocchi", mode) == _hits(sqlite, "semolina gnocchi", mode)
         assert _hits(team, "semolina gnocchi", mode)[0][0] == "cooking/pasta.md"
         assert not [h for h in _hits(team, "packing", mode) if h[0] == "travel/packing.txt"]
-    assert team.store.counts() == sqlite.store.counts()
+    assert team.store.counts() == sqlite.store.counts() != counted_before
+
+
+def test_a_reader_counts_again_only_after_a_write(both: tuple[Engine, Engine], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The status bar's counts walk every chunk of the root: a reader asking again after a save
+    (which writes nothing) gets them without that walk."""
+    _, team = both
+    first = team.store.counts()
+    asked: list[str] = []
+    one = team.store.db.one
+    monkeypatch.setattr(team.store.db, "one", lambda sql, *args, **kw: asked.append(sql) or one(sql, *args, **kw))
+    assert team.store.counts() == first
+    assert asked and not [sql for sql in asked if "count(" in sql], asked
 
 
 def test_a_reader_never_writes(both: tuple[Engine, Engine], vault: Path) -> None:

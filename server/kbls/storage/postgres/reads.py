@@ -33,6 +33,7 @@ class PgReads:
     root_id: int
     _note_keys_cache: tuple[tuple[int, int, float], dict[str, frozenset[int]]] | None = None
     _keys_lock = threading.Lock()
+    _counts_cache: tuple[int, StoreCounts] | None = None
 
     def files(self, paths: Iterable[str] | None = None) -> dict[str, FileRow]:
         sql = "SELECT id, path, hash, size, mtime_ns, error FROM files WHERE root_id = %s"
@@ -47,6 +48,13 @@ class PgReads:
         return {str(r[0]) for r in self.db.fetch("SELECT hash FROM embeddings WHERE hash = ANY(%s)", (list(set(hashes)),))}
 
     def counts(self) -> StoreCounts:
+        # A reader's status bar asks after every save, and the aggregates walk every chunk of the
+        # root: kept until the root's revision moves (every write moves it, in its transaction).
+        revision_row = self.db.one("SELECT revision FROM roots WHERE id = %s", (self.root_id,))
+        revision = int(revision_row[0]) if revision_row else None
+        kept = self._counts_cache
+        if kept is not None and revision is not None and kept[0] == revision:
+            return kept[1]
         # only the rows `checked` keeps: the status bar's count is the listing's total
         row = self.db.one(
             f"SELECT (SELECT count(*) FROM files WHERE root_id = %(r)s AND hash IS NOT NULL AND {clean_path_sql('path')}), "
@@ -55,7 +63,10 @@ class PgReads:
             {"r": self.root_id},
         )
         assert row is not None
-        return StoreCounts(files=int(row[0]), chunks=int(row[1]), vectors=int(row[2]))
+        counts = StoreCounts(files=int(row[0]), chunks=int(row[1]), vectors=int(row[2]))
+        if revision is not None:
+            self._counts_cache = (revision, counts)
+        return counts
 
     def errors(self) -> list[tuple[str, str]]:
         rows = self.db.fetch(
