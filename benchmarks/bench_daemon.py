@@ -361,14 +361,19 @@ def build_workspace(chunks: int) -> Path:
         return unit
 
     engine.embedder.embed_passages = random_vectors  # type: ignore[method-assign]
-    copy = 0
+    copy, per_copy = 0, 0
     while True:
-        for rel, text in corpus:
-            path = root / f"copy{copy:03d}" / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(_mutate(text, rng) if copy else text)
-        copy += 1
+        # one copy first, to learn its chunks; then all the copies still needed in one index
+        # (indexing after each copy rescans the growing workspace every time)
+        step = 1 if not per_copy else max(1, -(-(chunks - engine.store.counts().chunks) // per_copy))
+        for c in range(copy, copy + step):
+            for rel, text in corpus:
+                path = root / f"copy{c:03d}" / rel
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(_mutate(text, rng) if c else text)
+        copy += step
         report = engine.index()
+        per_copy = per_copy or report.chunks
         log.info("workspace %d: copy %d -> %d chunks", chunks, copy, report.chunks)
         if report.chunks >= chunks:
             break
@@ -432,10 +437,10 @@ def memory_mb(pid: int) -> dict[str, float]:
     return out
 
 
-def phase_search(rounds: int) -> dict[str, Any]:
+def phase_search(rounds: int, sizes: Sequence[int] = SIZES) -> dict[str, Any]:
     out: dict[str, Any] = {"rounds": rounds, "sizes": {}}
     tmp = Path(tempfile.mkdtemp(prefix="kbls-bench-"))
-    for size in SIZES:
+    for size in sizes:
         root = build_workspace(size)
         started = time.perf_counter()
         session = start(root, tmp, f"search-{size}")
@@ -645,6 +650,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=200, help="kb/search requests per mode and size")
     parser.add_argument("--edits", type=int, default=5)
     parser.add_argument("--doc-only", action="store_true", help="rewrite the doc from the saved results")
+    parser.add_argument("--sizes", type=int, nargs="+", default=list(SIZES), help="workspace chunks of the search phase")
+    parser.add_argument("--no-doc", action="store_true", help="print the figures; leave the saved results and the doc")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stderr)
     logging.getLogger("pygls").setLevel(logging.WARNING)
@@ -654,14 +661,18 @@ def main(argv: list[str] | None = None) -> int:
             if phase == "vectors":
                 figures = phase_vectors(args.repeats)
             elif phase == "search":
-                figures = phase_search(args.rounds)
+                figures = phase_search(args.rounds, args.sizes)
             elif phase == "save":
                 figures = phase_save(args.edits)
             else:
                 figures = phase_rss()
+            if args.no_doc:
+                print(json.dumps({phase: figures}, indent=1), flush=True)
+                continue
             save_results(phase, figures)
             write_doc(load_results())
-    write_doc(load_results())
+    if not args.no_doc:
+        write_doc(load_results())
     return 0
 
 

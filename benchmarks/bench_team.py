@@ -32,6 +32,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +46,7 @@ from tests.support.pg import copy_sqlite_store, new_database, start_server, team
 
 import results_file  # noqa: E402
 from bench_daemon import QUERIES  # noqa: E402
+from bench_scan import LikeReal, real_sets  # noqa: E402
 from doc_section import replace_section  # noqa: E402
 from kbls.engine import Engine  # noqa: E402
 from kbls.indexing.embed import Embedder  # noqa: E402
@@ -59,6 +62,8 @@ EVAL = Path(os.environ.get("KBLS_EVAL_DIR", "/work/shared/eval"))
 CHUNKS_PER_FILE = 10
 #: hnsw.ef_search values whose recall is measured (100: what a 10-hit search uses; 40: pgvector's default).
 EF_SEARCH = (40, 100, 200, 400, 1000)
+#: enough for the HNSW graph of 1M × 384 to be built in memory (pgvector builds far slower once it does not fit)
+MAINTENANCE_WORK_MEM = "6GB"
 
 
 def machine() -> dict[str, str]:
@@ -125,10 +130,28 @@ def texts_of(source: Path) -> list[tuple[str, str, str]]:
     return [(str(t), str(b), str(body)) for t, b, body in rows]
 
 
+def random_blocks(size: int, dimension: int, rng: np.random.Generator) -> Iterator[np.ndarray]:
+    """`size` random unit vectors, 10,000 at a time."""
+    for start in range(0, size, 10_000):
+        block = rng.standard_normal((min(10_000, size - start), dimension), dtype=np.float32)
+        block /= np.linalg.norm(block, axis=1, keepdims=True)
+        yield block
+
+
+@dataclass(frozen=True)
+class Graph:
+    """HNSW build parameters (pgvector's defaults: m 16, ef_construction 64)."""
+
+    m: int = 16
+    ef_construction: int = 64
+
+
 def load_store(
-    server: Any, size: int, texts: list[tuple[str, str, str]], embedder: Embedder, root: Path
+    server: Any, size: int, texts: list[tuple[str, str, str]], embedder: Embedder, root: Path,
+    like: LikeReal | None = None, graph: Graph = Graph(),
 ) -> tuple[str, float]:
-    """A team store of `size` chunks (random unit vectors); its URL and the HNSW build seconds."""
+    """A team store of `size` chunks (random unit vectors, or `like` real ones); its URL and the
+    HNSW build seconds."""
     import psycopg
 
     url = new_database(server)
@@ -144,11 +167,15 @@ def load_store(
         with conn.cursor() as cur:
             with cur.copy("COPY embeddings (hash, embedding) FROM STDIN WITH (FORMAT BINARY)") as copy:
                 copy.set_types(["text", "vector"])
-                for start in range(0, size, 10_000):
-                    block = rng.standard_normal((min(10_000, size - start), embedder.dimension), dtype=np.float32)
-                    block /= np.linalg.norm(block, axis=1, keepdims=True)
-                    for j, vector in enumerate(block):
-                        copy.write_row((f"h{start + j}", vector))
+                if like is None:
+                    blocks = random_blocks(size, embedder.dimension, rng)
+                else:
+                    blocks = iter(np.array_split(like(size, rng, 0)[0], max(1, size // 10_000)))
+                written = 0
+                for block in blocks:
+                    for vector in block:
+                        copy.write_row((f"h{written}", vector))
+                        written += 1
             files = (size + CHUNKS_PER_FILE - 1) // CHUNKS_PER_FILE
             with cur.copy("COPY files (root_id, path, hash, title, kind) FROM STDIN") as copy:
                 for f in range(files):
@@ -175,12 +202,24 @@ def load_store(
                     copy.write_row((chunk_id, root_id, f"copy{n}", BM25_WEIGHTS[2], ntok))
         conn.execute("UPDATE roots SET revision = revision + 1")
         print(f"{size}: rows copied in {time.perf_counter() - copied:.1f} s", flush=True)
-        conn.execute("SET maintenance_work_mem = '1GB'")
+        conn.execute(f"SET maintenance_work_mem = '{MAINTENANCE_WORK_MEM}'")
         started = time.perf_counter()
-        conn.execute("CREATE INDEX embeddings_hnsw ON embeddings USING hnsw (embedding vector_cosine_ops)")
+        conn.execute(
+            "CREATE INDEX embeddings_hnsw ON embeddings USING hnsw (embedding vector_cosine_ops) "
+            f"WITH (m = {int(graph.m)}, ef_construction = {int(graph.ef_construction)})"
+        )
         built = time.perf_counter() - started
         conn.execute("ANALYZE")
     return url, built
+
+
+def drop_database(server: Any, url: str) -> None:
+    """Drop the database of `url` (a 1M-chunk store is several GB of disk)."""
+    import psycopg
+
+    name = url.split("?", 1)[0].rsplit("/", 1)[1]
+    with psycopg.connect(server.get_uri(), autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
 
 
 def phase_search(url: str, root: Path, embedder: Embedder, rounds: int) -> dict[str, Any]:
@@ -204,7 +243,9 @@ def phase_search(url: str, root: Path, embedder: Embedder, rounds: int) -> dict[
     return out
 
 
-def phase_recall(url: str, root: Path, embedder: Embedder, queries: int) -> dict[str, Any]:
+def phase_recall(
+    url: str, root: Path, embedder: Embedder, queries: int, real_queries: np.ndarray | None = None
+) -> dict[str, Any]:
     import psycopg
     from pgvector.psycopg import register_vector
 
@@ -212,20 +253,25 @@ def phase_recall(url: str, root: Path, embedder: Embedder, queries: int) -> dict
     from kbls.storage.postgres.vectors import PgVectors
 
     rng = np.random.default_rng(7)
-    with psycopg.connect(url) as conn:
-        register_vector(conn)
-        count = int(conn.execute("SELECT count(*) FROM embeddings").fetchone()[0])  # type: ignore[index]
-        picks = rng.choice(count, size=queries, replace=False) + 1
-        rows = conn.execute("SELECT embedding FROM embeddings WHERE id = ANY(%s) ORDER BY id", (picks.tolist(),)).fetchall()
-    base = np.vstack([np.asarray(r[0].to_numpy(), dtype=np.float32) for r in rows])
-    noise = rng.standard_normal(base.shape, dtype=np.float32)
-    noise /= np.linalg.norm(noise, axis=1, keepdims=True)
-    qs = 0.6 * base + 0.4 * noise
-    qs /= np.linalg.norm(qs, axis=1, keepdims=True)
+    if real_queries is not None:
+        qs = real_queries
+    else:
+        with psycopg.connect(url) as conn:
+            register_vector(conn)
+            count = int(conn.execute("SELECT count(*) FROM embeddings").fetchone()[0])  # type: ignore[index]
+            picks = rng.choice(count, size=queries, replace=False) + 1
+            rows = conn.execute(
+                "SELECT embedding FROM embeddings WHERE id = ANY(%s) ORDER BY id", (picks.tolist(),)
+            ).fetchall()
+        base = np.vstack([np.asarray(r[0].to_numpy(), dtype=np.float32) for r in rows])
+        noise = rng.standard_normal(base.shape, dtype=np.float32)
+        noise /= np.linalg.norm(noise, axis=1, keepdims=True)
+        qs = 0.6 * base + 0.4 * noise
+        qs /= np.linalg.norm(qs, axis=1, keepdims=True)
     pool = PgPool(url, url)
     pool.vectors_ready = True
     vectors = PgVectors(pool, 1, embedder.dimension)
-    out: dict[str, Any] = {"queries": queries}
+    out: dict[str, Any] = {"queries": len(qs)}
     try:
         exact = [{i for i, _ in vectors.exact_top(q, 10)} for q in qs]
         for ef in EF_SEARCH:
@@ -277,7 +323,7 @@ def write_doc(results: dict[str, Any]) -> None:
         ratio = ingest["postgres"]["seconds"] / ingest["sqlite"]["seconds"]
         lines += ["", f"PostgreSQL / SQLite time: {ratio:.2f}. Embedding (the same for both, ~39 chunks/s on two cores) is",
                   "left out: end to end, `kbls index` is bound by the model on either backend.", ""]
-    sizes = sorted((k for k in results if k.startswith("search-")), key=lambda k: int(k.split("-")[1]))
+    sizes = sorted((k for k in results if k.startswith("search-") and k.count("-") == 1), key=lambda k: int(k.split("-")[1]))
     if sizes:
         m = results[sizes[0]]["machine"]
         lines += [
@@ -314,6 +360,11 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--source", type=Path, help="a SQLite store folder (default: Rust by Example indexed first)")
     parser.add_argument("--no-doc", action="store_true")
+    parser.add_argument("--like-real", type=Path, metavar="STORES",
+                        help="vectors like the shared sets' real ones (their stores under STORES, bench_scan.LikeReal), "
+                        "searched by the sets' real queries")
+    parser.add_argument("--m", type=int, default=Graph.m, help="HNSW m")
+    parser.add_argument("--ef-construction", type=int, default=Graph.ef_construction, help="HNSW ef_construction")
     args = parser.parse_args()
     phases = args.phase or ["ingest", "search"]
     embedder = Embedder()
@@ -328,15 +379,26 @@ def main() -> None:
             texts = texts_of(source)
             root = work / "root" / "handbook"
             root.mkdir(parents=True)
+            like = None
+            if args.like_real is not None:
+                found_sets = real_sets(args.like_real)
+                like = LikeReal(np.vstack([m for _, m, _ in found_sets]), np.vstack([q for _, _, q in found_sets]))
+            graph = Graph(args.m, args.ef_construction)
+            vectors = "random" if like is None else "like-real"
+            # the doc's table is pgvector's defaults on random vectors; the others are kept beside it
+            variant = "" if like is None and graph == Graph() else f"-{vectors}-m{graph.m}-ef{graph.ef_construction}"
             for size in args.sizes:
-                url, built = load_store(server, size, texts, embedder, root)
+                url, built = load_store(server, size, texts, embedder, root, like, graph)
                 print(f"{size}: loaded, HNSW built in {built:.1f} s", flush=True)
                 search = phase_search(url, root, embedder, args.rounds)
                 print(f"{size}: {search}", flush=True)
-                recall = phase_recall(url, root, embedder, 200)
+                recall = phase_recall(url, root, embedder, 200, None if like is None else like.queries)
                 print(f"{size}: {recall}", flush=True)
-                results_file.save(RESULTS, f"search-{size}", {"build_s": built, "search": search, "recall": recall,
-                                                              "machine": machine()})
+                results_file.save(RESULTS, f"search-{size}{variant}", {
+                    "build_s": built, "search": search, "recall": recall, "vectors": vectors, "m": graph.m,
+                    "ef_construction": graph.ef_construction, "machine": machine(),
+                })
+                drop_database(server, url)
     finally:
         server.cleanup()
         shutil.rmtree(work, ignore_errors=True)
