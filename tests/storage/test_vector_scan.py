@@ -98,7 +98,7 @@ def test_filters_choose_among_the_allowed_only() -> None:
     matrix = _clustered(PREFILTER_FROM + 5_000, 5)
     index = _held(matrix)
     q = matrix[7]
-    allowed = np.arange(3, 3 * 3_000, 3)[::-1]  # unsorted, and more than MIN_RESCORE
+    allowed = np.arange(3, 3 * 5_000, 3)[::-1]  # unsorted, and more than MIN_RESCORE
     got = index.top(q, 20, allowed)
     assert got[0][0] == 8 * 3 and {e for e, _ in got} <= set(allowed.tolist())
     few = np.array([3 * 100, 3 * 200, 999_999])  # one id not held (pending)
