@@ -7,9 +7,10 @@ arm before the first edit. Each round opens one arm, appends a new paragraph to 
 (`unsafe/asm.md`, 19,605 characters), sends `textDocument/didSave` and polls `kb/search` for
 the paragraph's words until the chapter is a hit by its words; then it waits until the save's
 vector is written before the next edit. Arms alternate round by round, so a change of the
-machine's load falls on both.
+machine's load falls on both. `--before SERVER_DIR` adds the same two arms running other code
+(a worktree's `server` folder first on PYTHONPATH, with a per-user daemon of its own).
 
-    .venv/bin/python benchmarks/bench_save.py [--rounds 4] [--edits 5]
+    .venv/bin/python benchmarks/bench_save.py [--rounds 4] [--edits 5] [--before ../old/server]
 """
 
 from __future__ import annotations
@@ -66,31 +67,42 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=4, help="sessions per arm, alternating")
     parser.add_argument("--edits", type=int, default=5, help="saves per session")
+    parser.add_argument(
+        "--before", type=Path, help="the `server` folder of other code (a worktree's): its two arms run in turn with these"
+    )
     args = parser.parse_args(argv)
     tmp = Path(tempfile.mkdtemp(prefix="kbls-bench-save-"))
-    env = dict(os.environ, XDG_RUNTIME_DIR=str(tmp / "run"), KBLS_DAEMON_IDLE_MINUTES="1")
-    (tmp / "run").mkdir(mode=0o700)
+    codes = {"now": None} | ({"before": args.before} if args.before else {})
+    envs = {}
+    for code, server in codes.items():
+        # each code its own per-user daemon (runtime folder), the other code's package first on the path
+        (tmp / f"run-{code}").mkdir(mode=0o700)
+        envs[code] = dict(os.environ, XDG_RUNTIME_DIR=str(tmp / f"run-{code}"), KBLS_DAEMON_IDLE_MINUTES="1")
+        if server is not None:
+            envs[code]["PYTHONPATH"] = str(server.resolve())
+    arms = [f"{kind} {code}" for code in codes for kind in ARMS]
     roots = {}
-    for arm in ARMS:
+    for arm in arms:
+        folder = tmp / arm.replace(" ", "-")
         with tarfile.open(EVAL / "rust-by-example-src.tgz") as tar:
-            tar.extractall(tmp / arm, filter="data")
-        roots[arm] = tmp / arm / "src"
-    original = (roots["standalone"] / CHAPTER).read_text()
+            tar.extractall(folder, filter="data")
+        roots[arm] = folder / "src"
+    original = (roots[arms[0]] / CHAPTER).read_text()
     started_load = os.getloadavg()
-    times: dict[str, list[float]] = {arm: [] for arm in ARMS}
+    times: dict[str, list[float]] = {arm: [] for arm in arms}
     try:
         for r in range(-1, args.rounds):
-            for arm in ARMS if r % 2 == 0 else reversed(ARMS):
-                session = Session(tmp, env=env, name=f"{arm}-{r}", daemon=arm == "relay")
+            for arm in arms if r % 2 == 0 else reversed(arms):
+                kind, code = arm.split()
+                session = Session(tmp, env=envs[code], name=f"{kind}-{code}-{r}", daemon=kind == "relay")
                 root = roots[arm]
                 try:
                     session.initialize(root)
                     session.wait_ready()
                     if r < 0:
                         continue  # the first index
-                    session.wait_ready()
                     for e in range(args.edits):
-                        times[arm].append(edit_and_find(session, root, original, f"{arm[0]}{r}x{e}"))
+                        times[arm].append(edit_and_find(session, root, original, f"{kind[0]}{code[0]}{r}x{e}"))
                         session.wait_ready()
                 finally:
                     session.close()
@@ -100,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
     result: dict[str, Any] = {
         "chapter": CHAPTER,
         "chapter_chars": len(original),
-        "edits_per_arm": len(times["standalone"]),
+        "edits_per_arm": args.rounds * args.edits,
         "load_average": {"start": [round(x, 2) for x in started_load], "end": [round(x, 2) for x in os.getloadavg()]},
     }
     for arm, values in times.items():
