@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from tests.support.files import mounted_tmpfs
 from tests.support.model import load_embedder
+from tests.support.shared_sets import SharedSets
 
 from kbls.indexing.embed import Embedder
 
@@ -37,6 +38,12 @@ def _isolated_from_the_user(tmp_path_factory: pytest.TempPathFactory, monkeypatc
 def embedder() -> Embedder:
     """The real bundled model, loaded once for the whole session."""
     return load_embedder()
+
+
+@pytest.fixture(scope="session")
+def shared_sets(tmp_path_factory: pytest.TempPathFactory, embedder: Embedder) -> SharedSets:
+    """The shared eval sets, each indexed once a session (tests/quality and tests/postgres)."""
+    return SharedSets(tmp_path_factory.mktemp("shared-sets"), embedder)
 
 
 @pytest.fixture

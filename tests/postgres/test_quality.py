@@ -2,51 +2,41 @@
 same top-10 files for at least 95 % of the queries and nDCG@10 within 0.02, in every mode.
 
 Both backends hold the same rows: the set is indexed once into SQLite (the quality guard's
-way) and copied into PostgreSQL with its vectors (`tests.support.pg.copy_sqlite_store`), so
+store, `shared_sets`) and copied into PostgreSQL with its vectors (`tests.support.pg.copy_sqlite_store`), so
 any difference is the backend's (its BM25, its vector search), never a second embedding.
 Skipped, with the reason printed, where the shared set is absent.
 """
 
 from __future__ import annotations
 
-import tarfile
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from tests.quality.test_shared_sets import EVAL_DIR
 from tests.support.pg import copy_sqlite_store, new_database, team_store
+from tests.support.shared_sets import EVAL_DIR, SETS, SharedSets
 
 from kbls.engine import Engine
 from kbls.evaluate import read_queries, score_ranking
 from kbls.indexing.embed import Embedder
 
 pytestmark = pytest.mark.quality
-SETS = ("rust-by-example", "pkm")
 SAME_TOP10 = 0.95
 NDCG_TOLERANCE = 0.02
 
 
 @pytest.fixture(scope="module", params=SETS)
 def engines(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, embedder: Embedder, pg_server: Any
+    request: pytest.FixtureRequest, shared_sets: SharedSets, embedder: Embedder, pg_server: Any
 ) -> Iterator[tuple[str, Engine, Engine]]:
-    name: str = request.param
-    archive = EVAL_DIR / f"{name}-src.tgz"
-    if not archive.exists():
-        print(f"\nteam store quality comparison skipped: {archive} not found")
-        pytest.skip(f"no shared eval set at {EVAL_DIR}")
-    base = tmp_path_factory.mktemp(name)
-    with tarfile.open(archive) as tar:
-        tar.extractall(base, filter="data")
-    sqlite = Engine(base / "src", store_dir=base / "store", embedder=embedder)
-    sqlite.index()
+    indexed = shared_sets.get(request.param)
+    sqlite = Engine(indexed.root, store_dir=indexed.store, embedder=embedder, read_only=True)
     url = new_database(pg_server)
-    writer = team_store(url, base / "src", model_id=embedder.model_id, dimension=embedder.dimension, sha256=embedder.sha256)
+    writer = team_store(url, indexed.root, model_id=embedder.model_id, dimension=embedder.dimension, sha256=embedder.sha256)
     copy_sqlite_store(sqlite.store_path, writer)
     writer.close()
-    team = Engine(base / "src", store_dir=url, embedder=embedder)
-    yield name, sqlite, team
+    team = Engine(indexed.root, store_dir=url, embedder=embedder)
+    yield indexed.name, sqlite, team
     team.close()
     sqlite.close()
 

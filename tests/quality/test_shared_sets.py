@@ -4,7 +4,7 @@ vault) must keep the retrieval quality reached, every mode must stay at or above
 baseline's figure where it reached it, and off-topic queries must find nothing.
 
 Deterministic with the bundled model. Each workspace is indexed once per session into a
-temporary store (module-scoped fixture: every test of a set reuses it) and evaluated once:
+temporary store (`shared_sets`: tests/postgres compares the team store on the same) and evaluated once:
 about 20 s (Rust by Example, 750 chunks), 2 min (til, 4,400 chunks), 3 min (otel-docs, 5,800
 chunks) and 40 s (pkm, 1,350 chunks) on two idle cores, several times that on a loaded machine. Skipped, with the reason
 printed, where the shared set is absent.
@@ -12,20 +12,15 @@ printed, where the shared set is absent.
 
 from __future__ import annotations
 
-import os
-import tarfile
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
+from tests.support.shared_sets import EVAL_DIR, SETS, SharedSets
 
 from kbls.engine import Engine
 from kbls.evaluate import EvalReport, evaluate
 from kbls.indexing.embed import Embedder
 
-REPO = Path(__file__).resolve().parents[2]
-EVAL_DIR = Path(os.environ.get("KBLS_EVAL_DIR", REPO.parent / "shared" / "eval"))
-SETS = ("rust-by-example", "til", "otel-docs", "pkm")
 #: hybrid nDCG@10 (graded, as `kbls eval` reports it) reached on 2026-12-02, minus 0.01.
 HYBRID_FLOOR = {"rust-by-example": 0.896 - 0.01, "til": 0.899 - 0.01, "otel-docs": 0.825 - 0.01, "pkm": 0.786 - 0.01}
 #: binary nDCG@10 of the naive baseline (../shared/eval/README.md) per mode, where kbls's same
@@ -47,20 +42,10 @@ pytestmark = pytest.mark.quality
 
 
 @pytest.fixture(scope="module", params=SETS)
-def workspace(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, embedder: Embedder
-) -> Iterator[tuple[str, Engine]]:
-    name: str = request.param
-    archive = EVAL_DIR / f"{name}-src.tgz"
-    if not archive.exists():
-        print(f"\nquality guard skipped: {archive} not found (the shared eval set lives beside the clone)")
-        pytest.skip(f"no shared eval set at {EVAL_DIR}")
-    base = tmp_path_factory.mktemp(name)
-    with tarfile.open(archive) as tar:
-        tar.extractall(base, filter="data")
-    engine = Engine(base / "src", store_dir=base / "store", embedder=embedder)
-    engine.index()
-    yield name, engine
+def workspace(request: pytest.FixtureRequest, shared_sets: SharedSets, embedder: Embedder) -> Iterator[tuple[str, Engine]]:
+    indexed = shared_sets.get(request.param)
+    engine = Engine(indexed.root, store_dir=indexed.store, embedder=embedder)
+    yield indexed.name, engine
     engine.close()
 
 
