@@ -148,10 +148,10 @@ class Graph:
 
 def load_store(
     server: Any, size: int, texts: list[tuple[str, str, str]], embedder: Embedder, root: Path,
-    like: LikeReal | None = None, graph: Graph = Graph(),
+    like: LikeReal | None = None, graph: Graph = Graph(), vectors_only: bool = False,
 ) -> tuple[str, float]:
-    """A team store of `size` chunks (random unit vectors, or `like` real ones); its URL and the
-    HNSW build seconds."""
+    """A team store of `size` chunks (random unit vectors, or `like` real ones; with
+    `vectors_only` the vectors alone, for HNSW recall); its URL and the HNSW build seconds."""
     import psycopg
 
     url = new_database(server)
@@ -176,6 +176,8 @@ def load_store(
                     for vector in block:
                         copy.write_row((f"h{written}", vector))
                         written += 1
+            if vectors_only:
+                size = 0  # no files, chunks or terms
             files = (size + CHUNKS_PER_FILE - 1) // CHUNKS_PER_FILE
             with cur.copy("COPY files (root_id, path, hash, title, kind) FROM STDIN") as copy:
                 for f in range(files):
@@ -284,7 +286,7 @@ def phase_recall(
                 )
                 times.append((time.perf_counter() - started) * 1000)
                 found += len(truth & {int(r[0]) for r in rows})
-            out[f"ef{ef}"] = {"recall": found / (10 * queries), "p50_ms": statistics.median(times)}
+            out[f"ef{ef}"] = {"recall": found / (10 * len(qs)), "p50_ms": statistics.median(times)}
         times = []
         for q in qs[:50]:
             started = time.perf_counter()
@@ -363,6 +365,7 @@ def main() -> None:
     parser.add_argument("--like-real", type=Path, metavar="STORES",
                         help="vectors like the shared sets' real ones (their stores under STORES, bench_scan.LikeReal), "
                         "searched by the sets' real queries")
+    parser.add_argument("--vectors-only", action="store_true", help="only the vectors and HNSW recall (1M chunks)")
     parser.add_argument("--m", type=int, default=Graph.m, help="HNSW m")
     parser.add_argument("--ef-construction", type=int, default=Graph.ef_construction, help="HNSW ef_construction")
     args = parser.parse_args()
@@ -388,9 +391,9 @@ def main() -> None:
             # the doc's table is pgvector's defaults on random vectors; the others are kept beside it
             variant = "" if like is None and graph == Graph() else f"-{vectors}-m{graph.m}-ef{graph.ef_construction}"
             for size in args.sizes:
-                url, built = load_store(server, size, texts, embedder, root, like, graph)
+                url, built = load_store(server, size, texts, embedder, root, like, graph, args.vectors_only)
                 print(f"{size}: loaded, HNSW built in {built:.1f} s", flush=True)
-                search = phase_search(url, root, embedder, args.rounds)
+                search = {} if args.vectors_only else phase_search(url, root, embedder, args.rounds)
                 print(f"{size}: {search}", flush=True)
                 recall = phase_recall(url, root, embedder, 200, None if like is None else like.queries)
                 print(f"{size}: {recall}", flush=True)

@@ -2,9 +2,9 @@
 
 Without filters a search walks the HNSW index (`vector_cosine_ops`) with `hnsw.ef_search` at
 least 400 and twice the hits asked for (pgvector 0.6 returns at most ef_search rows, 40 by
-default, fewer than the hybrid ranking asks for; recall@10 against the exact scan on random
-384-d vectors at 10k: 0.74 at 100, 0.87 at 200, 0.96 at 400; at 100k only 0.47 at 400 and
-0.68 at 1000, benchmarks/bench_team.py).
+default, fewer than the hybrid ranking asks for). Recall@10 against the exact scan at 400, the
+shared sets' real queries on 100k vectors drawn like their real ones: 0.996 (0.990 at 200); on
+random 384-d vectors, which no model makes, 0.96 at 10k but 0.47 at 100k (benchmarks/bench_team.py).
 With filters the engine passes the embeddings the filters allow (`allowed_embeddings`,
 decided in SQL) and the search is exact over them: an HNSW scan filtered afterwards would
 return fewer than asked whenever the filter is selective (pgvector >= 0.8's iterative scans
